@@ -1,0 +1,1 @@
+# Installation and the exported package (filled in by the packaging work).

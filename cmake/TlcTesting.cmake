@@ -1,0 +1,29 @@
+# tlc_add_unit_test(name sources...): a GoogleTest binary run as a plain ctest test.
+# tlc_add_mpi_test(name sources...): a GoogleTest binary with tlc's MPI main, registered once per
+#   process count (1..TLC_TEST_MAX_PROCS) as name.np<N>, run under mpiexec with TLC_NODE=process.
+find_package(GTest REQUIRED)
+
+set(TLC_TEST_MAX_PROCS 4 CACHE STRING "Largest mpiexec -n used by the MPI tests")
+set(TLC_TEST_TIMEOUT 300 CACHE STRING "Per-test timeout in seconds")
+
+function(tlc_add_unit_test name)
+  add_executable(${name} ${ARGN})
+  target_link_libraries(${name} PRIVATE tlc::tlc tlc_build_flags GTest::gtest GTest::gtest_main)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${TLC_TEST_TIMEOUT} LABELS unit
+                       ENVIRONMENT "TLC_DATA_DIR=${PROJECT_SOURCE_DIR}/tests/data")
+endfunction()
+
+function(tlc_add_mpi_test name)
+  add_executable(${name} ${ARGN})
+  target_link_libraries(${name} PRIVATE tlc::tlc tlc_build_flags tlc_mpi_gtest_main)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  foreach(np RANGE 1 ${TLC_TEST_MAX_PROCS})
+    add_test(NAME ${name}.np${np}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
+                     $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(${name}.np${np} PROPERTIES TIMEOUT ${TLC_TEST_TIMEOUT} LABELS mpi
+                         PROCESSORS ${np} ENVIRONMENT "TLC_NODE=process;TLC_PIN=0")
+  endforeach()
+endfunction()

@@ -1,0 +1,31 @@
+// MPI lifetime. tlc::Environment initialises MPI with MPI_THREAD_MULTIPLE and finalises it on
+// destruction, or adopts an MPI the application already initialised (and then leaves it alone).
+#pragma once
+
+#include <string>
+
+namespace tlc {
+
+class Environment {
+ public:
+  Environment();
+  Environment(int& argc, char**& argv);
+  ~Environment();
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+
+  // The level MPI provided: 0 single, 1 funneled, 2 serialized, 3 multiple (MPI_THREAD_* order).
+  int thread_level() const noexcept { return provided_; }
+  bool owns_mpi() const noexcept { return owns_; }
+
+  // MPI_Get_library_version; callable before MPI_Init.
+  static std::string mpi_library_version();
+  static const char* thread_level_name(int level) noexcept;
+
+ private:
+  void init(int* argc, char*** argv);
+  int provided_ = 0;
+  bool owns_ = false;
+};
+
+}  // namespace tlc

@@ -1,0 +1,37 @@
+// Errors thrown by tlc. Every error carries a code so callers can react without parsing text.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace tlc {
+
+enum class Errc {
+  invalid_argument,  // bad input detected before any data moved
+  mismatch,          // participants of one call disagree (collective, count, root, op, type)
+  mpi,               // an MPI call failed; the message carries MPI_Error_string
+  topology,          // hwloc failure or a placement plan that cannot be honoured
+  timeout,           // TLC_TIMEOUT expired; the message names who never arrived
+  aborted,           // another thread of the team failed
+  unsupported,       // a valid request this build or MPI library cannot serve
+};
+
+const char* to_string(Errc code) noexcept;
+
+class Error : public std::runtime_error {
+ public:
+  Error(Errc code, const std::string& what);
+  Errc code() const noexcept { return code_; }
+
+ private:
+  Errc code_;
+};
+
+// Thrown in every thread that was waiting inside a collective when another thread of the team
+// failed. Team::run rethrows the first (original) exception, not this one.
+class TeamAborted : public Error {
+ public:
+  explicit TeamAborted(const std::string& what) : Error(Errc::aborted, what) {}
+};
+
+}  // namespace tlc

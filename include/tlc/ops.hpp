@@ -1,0 +1,96 @@
+// Reduction operators. Built-in ops (std::plus<>, std::multiplies<>, tlc::min, tlc::max, the
+// bitwise and logical function objects) are commutative and map to MPI's own MPI_Op for the
+// network phase when MPI defines them for the element type. Any other callable T(const T&, const
+// T&) is a user op: applied as op(a, b) with a combining lower ranks than b, rank order kept,
+// unless wrapped as tlc::commutative(f).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <type_traits>
+#include <utility>
+
+namespace tlc {
+
+struct min {
+  template <class T>
+  constexpr T operator()(const T& a, const T& b) const {
+    return b < a ? b : a;
+  }
+};
+
+struct max {
+  template <class T>
+  constexpr T operator()(const T& a, const T& b) const {
+    return a < b ? b : a;
+  }
+};
+
+// Declares a user op commutative, which lets tlc and MPI combine in any order.
+template <class F>
+struct commutative_op {
+  F f;
+  template <class T>
+  constexpr T operator()(const T& a, const T& b) const {
+    return f(a, b);
+  }
+};
+
+template <class F>
+constexpr commutative_op<std::decay_t<F>> commutative(F&& f) {
+  return {std::forward<F>(f)};
+}
+
+namespace detail {
+
+enum class BuiltinOp : unsigned char { none, sum, prod, min, max, band, bor, bxor, land, lor };
+
+const char* to_string(BuiltinOp op) noexcept;
+
+template <class Op>
+struct builtin_op : std::integral_constant<BuiltinOp, BuiltinOp::none> {};
+template <class T>
+struct builtin_op<std::plus<T>> : std::integral_constant<BuiltinOp, BuiltinOp::sum> {};
+template <class T>
+struct builtin_op<std::multiplies<T>> : std::integral_constant<BuiltinOp, BuiltinOp::prod> {};
+template <>
+struct builtin_op<tlc::min> : std::integral_constant<BuiltinOp, BuiltinOp::min> {};
+template <>
+struct builtin_op<tlc::max> : std::integral_constant<BuiltinOp, BuiltinOp::max> {};
+template <class T>
+struct builtin_op<std::bit_and<T>> : std::integral_constant<BuiltinOp, BuiltinOp::band> {};
+template <class T>
+struct builtin_op<std::bit_or<T>> : std::integral_constant<BuiltinOp, BuiltinOp::bor> {};
+template <class T>
+struct builtin_op<std::bit_xor<T>> : std::integral_constant<BuiltinOp, BuiltinOp::bxor> {};
+template <class T>
+struct builtin_op<std::logical_and<T>> : std::integral_constant<BuiltinOp, BuiltinOp::land> {};
+template <class T>
+struct builtin_op<std::logical_or<T>> : std::integral_constant<BuiltinOp, BuiltinOp::lor> {};
+
+template <class Op>
+struct is_commutative : std::bool_constant<builtin_op<Op>::value != BuiltinOp::none> {};
+template <class F>
+struct is_commutative<commutative_op<F>> : std::true_type {};
+
+// Combines n elements. accumulate_right: inout[i] = op(inout[i], in[i]) (inout holds lower
+// ranks); accumulate_left: inout[i] = op(in[i], inout[i]) (in holds lower ranks, MPI's order).
+// Two pointers that never alias let the compiler vectorise built-in ops.
+using CombineFn = void (*)(const void* op, void* inout, const void* in, std::size_t n,
+                           bool in_is_lower);
+
+template <class T, class Op>
+void combine(const void* op_object, void* inout_bytes, const void* in_bytes, std::size_t n,
+             bool in_is_lower) {
+  const Op& op = *static_cast<const Op*>(op_object);
+  T* inout = static_cast<T*>(inout_bytes);
+  const T* in = static_cast<const T*>(in_bytes);
+  if (in_is_lower) {
+    for (std::size_t i = 0; i < n; ++i) inout[i] = static_cast<T>(op(in[i], inout[i]));
+  } else {
+    for (std::size_t i = 0; i < n; ++i) inout[i] = static_cast<T>(op(inout[i], in[i]));
+  }
+}
+
+}  // namespace detail
+}  // namespace tlc

@@ -1,0 +1,51 @@
+// Team construction options. Every field has a sensible default; environment variables fill in
+// what the program leaves unset (TLC_THREADS, TLC_LANES, TLC_PIN, TLC_TIMEOUT, TLC_ALGO_*).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include <tlc/topology.hpp>
+
+namespace tlc {
+
+enum class Collective {
+  barrier,
+  bcast,
+  reduce,
+  allreduce,
+  allgather,
+  allgatherv,
+  gather,
+  gatherv,
+  scatter,
+  scatterv,
+  alltoall,
+  alltoallv,
+  reduce_scatter_block,
+  scan,
+  exscan,
+};
+
+const char* to_string(Collective c) noexcept;
+
+struct TeamOptions {
+  int threads = 0;           // threads in this process; 0: TLC_THREADS, else one per allowed core
+  int threads_per_numa = 0;  // 0: spread evenly over NUMA domains
+  int lanes = 0;  // inter-process lanes; 0: TLC_LANES, else threads_per_rail * rails, else 1
+  int threads_per_rail = 0;  // lane threads per network rail
+  std::optional<bool> pin;   // bind threads to cores; unset: TLC_PIN, else on
+  // Bitwise reproducible results for a fixed team shape (fixed combination order). Turning it
+  // off lets arrival order decide where the op is inexact (floating point).
+  bool reproducible = true;
+  // Turns a hang into tlc::Error(timeout) naming the missing participants; 0: TLC_TIMEOUT, else
+  // wait forever.
+  double timeout_seconds = 0;
+  // The machine; unset: Topology::detect().
+  std::optional<Topology> topology;
+  // Forces an algorithm per collective (same names as TLC_ALGO_<COLLECTIVE>; the option wins).
+  std::map<Collective, std::string> algorithms;
+};
+
+}  // namespace tlc

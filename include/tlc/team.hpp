@@ -1,0 +1,49 @@
+// tlc::Team: the threads of one process, joined with the teams of the other processes of a
+// communicator. Construction is collective over the communicator (one call per process).
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include <mpi.h>
+
+#include <tlc/options.hpp>
+#include <tlc/thread.hpp>
+#include <tlc/topology.hpp>
+
+namespace tlc {
+
+class Team {
+ public:
+  Team(MPI_Comm comm, TeamOptions options = {});
+  ~Team();
+  Team(const Team&) = delete;
+  Team& operator=(const Team&) = delete;
+
+  int threads() const noexcept;     // threads of this process
+  int size() const noexcept;        // threads of all processes
+  int process() const noexcept;     // rank of this process in the communicator
+  int processes() const noexcept;   // processes in the communicator
+  int first_rank() const noexcept;  // global rank of this process's thread 0
+  int lanes() const noexcept;
+  const Placement& placement() const noexcept;
+  const Topology& topology() const noexcept;
+  bool aborted() const noexcept;
+
+  // Runs body once on each of the team's own (pinned) threads, waits for all of them and
+  // rethrows the first exception any of them threw. After an exception the team is aborted:
+  // every later run or attach throws tlc::TeamAborted.
+  void run(const std::function<void(Thread&)>& body);
+
+  // For applications that keep their own threads (OpenMP, TBB): the calling thread becomes
+  // participant local_index until the returned handle is destroyed. Does not change the
+  // caller's binding (use OMP_PROC_BIND / OMP_PLACES; placement() says what tlc would choose).
+  Thread attach(int local_index);
+
+  detail::TeamImpl& impl() noexcept { return *impl_; }
+
+ private:
+  std::unique_ptr<detail::TeamImpl> impl_;
+};
+
+}  // namespace tlc

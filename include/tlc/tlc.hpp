@@ -1,0 +1,12 @@
+// Umbrella header: everything a tlc program needs.
+#pragma once
+
+#include <tlc/environment.hpp>
+#include <tlc/error.hpp>
+#include <tlc/ops.hpp>
+#include <tlc/options.hpp>
+#include <tlc/team.hpp>
+#include <tlc/thread.hpp>
+#include <tlc/topology.hpp>
+#include <tlc/types.hpp>
+#include <tlc/version.hpp>

@@ -1,0 +1,186 @@
+#include "inter/process_comm.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+
+#include <tlc/error.hpp>
+
+#include "inter/mpi_check.hpp"
+#include "inter/mpi_datatypes.hpp"
+
+namespace tlc::detail {
+
+void check_mpi(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS) length = 0;
+  throw Error(Errc::mpi, std::string("tlc: ") + what + " failed: " + std::string(text, length));
+}
+
+namespace {
+
+// Set when MPI provides only MPI_THREAD_SERIALIZED: every MPI call tlc makes then holds this.
+bool g_serialize_mpi = false;
+std::mutex g_mpi_mutex;
+
+// A user MPI_Op has no context argument, so the combine function travels with the datatype:
+// each reduction of a user op uses its own contiguous datatype carrying a UserOpContext
+// attribute, which the trampoline reads back. Safe with concurrent lanes, unlike a global.
+struct UserOpContext {
+  CombineFn combine;
+  const void* op_object;
+};
+
+int g_context_keyval = MPI_KEYVAL_INVALID;
+std::once_flag g_keyval_once;
+
+void user_op_trampoline(void* in, void* inout, int* len, MPI_Datatype* datatype) {
+  void* value = nullptr;
+  int found = 0;
+  MPI_Type_get_attr(*datatype, g_context_keyval, &value, &found);
+  if (!found) {
+    std::fprintf(stderr, "tlc: user reduction called without its context datatype\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  const auto* context = static_cast<const UserOpContext*>(value);
+  // MPI's order: inout = in (lower ranks) op inout.
+  context->combine(context->op_object, inout, in, static_cast<std::size_t>(*len), true);
+}
+
+struct UserDatatype {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  UserDatatype(std::size_t element_size, UserOpContext* context) {
+    check_mpi(MPI_Type_contiguous(static_cast<int>(element_size), MPI_BYTE, &type),
+              "MPI_Type_contiguous");
+    check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
+    check_mpi(MPI_Type_set_attr(type, g_context_keyval, context), "MPI_Type_set_attr");
+  }
+  ~UserDatatype() {
+    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+  }
+};
+
+}  // namespace
+
+bool check_thread_level() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized)
+    throw Error(Errc::invalid_argument,
+                "tlc: MPI is not initialised (create a tlc::Environment, or call "
+                "MPI_Init_thread with MPI_THREAD_MULTIPLE, before building a tlc::Team)");
+  int provided = MPI_THREAD_SINGLE;
+  check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
+  if (provided < MPI_THREAD_SERIALIZED)
+    throw Error(Errc::unsupported,
+                "tlc: MPI provides thread level " + std::to_string(provided) +
+                    " but tlc needs at least MPI_THREAD_SERIALIZED (MPI_THREAD_MULTIPLE "
+                    "recommended): team threads other than the main thread call MPI");
+  g_serialize_mpi = provided < MPI_THREAD_MULTIPLE;
+  return g_serialize_mpi;
+}
+
+int max_processes_per_node(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+            "MPI_Comm_split_type");
+  int local = 1;
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  int largest = local;
+  check_mpi(MPI_Allreduce(&local, &largest, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  return largest;
+}
+
+ProcessComm::ProcessComm(MPI_Comm parent) {
+  std::call_once(g_keyval_once, [] {
+    check_mpi(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN,
+                                     &g_context_keyval, nullptr),
+              "MPI_Type_create_keyval");
+  });
+  auto lock = serialize();
+  check_mpi(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  check_mpi(MPI_Op_create(&user_op_trampoline, 1, &user_op_commutative_), "MPI_Op_create");
+  check_mpi(MPI_Op_create(&user_op_trampoline, 0, &user_op_ordered_), "MPI_Op_create");
+}
+
+ProcessComm::~ProcessComm() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;  // MPI already released everything
+  auto lock = serialize();
+  if (user_op_commutative_ != MPI_OP_NULL) MPI_Op_free(&user_op_commutative_);
+  if (user_op_ordered_ != MPI_OP_NULL) MPI_Op_free(&user_op_ordered_);
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+std::unique_lock<std::mutex> ProcessComm::serialize() {
+  if (g_serialize_mpi) return std::unique_lock<std::mutex>(g_mpi_mutex);
+  return {};
+}
+
+std::vector<int> ProcessComm::allgather(int value) {
+  std::vector<int> all(static_cast<std::size_t>(size_));
+  auto lock = serialize();
+  check_mpi(MPI_Allgather(&value, 1, MPI_INT, all.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+  return all;
+}
+
+int ProcessComm::allreduce_max(int value) {
+  int result = value;
+  auto lock = serialize();
+  check_mpi(MPI_Allreduce(&value, &result, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce");
+  return result;
+}
+
+void ProcessComm::agree_or_throw(const std::string& local_error, int local_code) {
+  const int failed_here = local_error.empty() ? size_ : rank_;
+  int first_failed = failed_here;
+  {
+    auto lock = serialize();
+    check_mpi(MPI_Allreduce(&failed_here, &first_failed, 1, MPI_INT, MPI_MIN, comm_),
+              "MPI_Allreduce");
+  }
+  if (first_failed == size_) return;
+  if (!local_error.empty()) throw Error(static_cast<Errc>(local_code), local_error);
+  throw Error(Errc::aborted, "tlc: team construction failed on process " +
+                                 std::to_string(first_failed) + " (see its error)");
+}
+
+void ProcessComm::barrier() {
+  auto lock = serialize();
+  check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
+}
+
+void ProcessComm::allreduce_in_place(void* buf, const ReduceCall& call) {
+  MPI_Datatype type = predefined_datatype(call.type);
+  MPI_Op op = predefined_op(call.op, call.type);
+  UserOpContext context{call.combine, call.op_object};
+  std::optional<UserDatatype> user_type;
+  if (op == MPI_OP_NULL) {
+    user_type.emplace(call.type.size, &context);
+    type = user_type->type;
+    op = call.commutative ? user_op_commutative_ : user_op_ordered_;
+  }
+  // MPI counts are int: large buffers go in pieces.
+  constexpr std::size_t max_chunk = INT_MAX;
+  auto* bytes = static_cast<std::byte*>(buf);
+  for (std::size_t done = 0; done < call.count;) {
+    const std::size_t n = std::min(max_chunk, call.count - done);
+    auto lock = serialize();
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, bytes + done * call.type.size, static_cast<int>(n), type,
+                            op, comm_),
+              "MPI_Allreduce");
+    done += n;
+  }
+}
+
+}  // namespace tlc::detail

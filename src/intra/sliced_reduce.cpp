@@ -1,0 +1,160 @@
+#include "intra/sliced_reduce.hpp"
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace tlc::detail {
+
+namespace {
+
+constexpr std::size_t cache_line = 64;
+// Accumulator chunk: small enough to stay in L1 next to the streaming inputs, large enough that
+// the per-chunk loop overhead over T inputs and T outputs is noise.
+constexpr std::size_t chunk_bytes = 8192;
+
+// The library's own kernels: same arithmetic as the header template (same op object applied to
+// the same type), but compiled here with restrict pointers so the loop vectorises regardless
+// of the flags the application uses.
+template <class T, class Op>
+void kernel(const void*, void* inout_bytes, const void* in_bytes, std::size_t n, bool in_is_lower) {
+  T* __restrict inout = static_cast<T*>(inout_bytes);
+  const T* __restrict in = static_cast<const T*>(in_bytes);
+  const Op op{};
+  if (in_is_lower) {
+    for (std::size_t i = 0; i < n; ++i) inout[i] = static_cast<T>(op(in[i], inout[i]));
+  } else {
+    for (std::size_t i = 0; i < n; ++i) inout[i] = static_cast<T>(op(inout[i], in[i]));
+  }
+}
+
+template <class T>
+CombineFn arithmetic_kernel(BuiltinOp op) noexcept {
+  switch (op) {
+    case BuiltinOp::sum:
+      return &kernel<T, std::plus<>>;
+    case BuiltinOp::prod:
+      return &kernel<T, std::multiplies<>>;
+    case BuiltinOp::min:
+      return &kernel<T, tlc::min>;
+    case BuiltinOp::max:
+      return &kernel<T, tlc::max>;
+    case BuiltinOp::land:
+      return &kernel<T, std::logical_and<>>;
+    case BuiltinOp::lor:
+      return &kernel<T, std::logical_or<>>;
+    default:
+      break;
+  }
+  if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+      case BuiltinOp::band:
+        return &kernel<T, std::bit_and<>>;
+      case BuiltinOp::bor:
+        return &kernel<T, std::bit_or<>>;
+      case BuiltinOp::bxor:
+        return &kernel<T, std::bit_xor<>>;
+      default:
+        break;
+    }
+  }
+  return nullptr;
+}
+
+template <class T>
+CombineFn complex_kernel(BuiltinOp op) noexcept {
+  if (op == BuiltinOp::sum) return &kernel<T, std::plus<>>;
+  if (op == BuiltinOp::prod) return &kernel<T, std::multiplies<>>;
+  return nullptr;
+}
+
+}  // namespace
+
+Slice slice_of(std::size_t count, std::size_t element_size, int part, int parts) noexcept {
+  const std::size_t granule =
+      std::max<std::size_t>(1, cache_line / std::max<std::size_t>(1, element_size));
+  const std::size_t granules = (count + granule - 1) / granule;
+  const auto p = static_cast<std::size_t>(part), n = static_cast<std::size_t>(parts);
+  const std::size_t base = granules / n, extra = granules % n;
+  const std::size_t first = p * base + std::min(p, extra);
+  const std::size_t last = first + base + (p < extra ? 1 : 0);
+  return {std::min(count, first * granule), std::min(count, last * granule)};
+}
+
+CombineFn builtin_combine(BuiltinOp op, TypeInfo type) noexcept {
+  if (op == BuiltinOp::none) return nullptr;
+  switch (type.type_class) {
+    case TypeClass::signed_integer:
+      switch (type.size) {
+        case 1:
+          return arithmetic_kernel<std::int8_t>(op);
+        case 2:
+          return arithmetic_kernel<std::int16_t>(op);
+        case 4:
+          return arithmetic_kernel<std::int32_t>(op);
+        case 8:
+          return arithmetic_kernel<std::int64_t>(op);
+      }
+      break;
+    case TypeClass::unsigned_integer:
+      switch (type.size) {
+        case 1:
+          return arithmetic_kernel<std::uint8_t>(op);
+        case 2:
+          return arithmetic_kernel<std::uint16_t>(op);
+        case 4:
+          return arithmetic_kernel<std::uint32_t>(op);
+        case 8:
+          return arithmetic_kernel<std::uint64_t>(op);
+      }
+      break;
+    case TypeClass::floating:
+      if (type.size == sizeof(float)) return arithmetic_kernel<float>(op);
+      if (type.size == sizeof(double)) return arithmetic_kernel<double>(op);
+      if (type.size == sizeof(long double)) return arithmetic_kernel<long double>(op);
+      break;
+    case TypeClass::complex_floating:
+      if (type.size == sizeof(std::complex<float>)) return complex_kernel<std::complex<float>>(op);
+      if (type.size == sizeof(std::complex<double>))
+        return complex_kernel<std::complex<double>>(op);
+      if (type.size == sizeof(std::complex<long double>))
+        return complex_kernel<std::complex<long double>>(op);
+      break;
+    case TypeClass::boolean:  // bool arithmetic goes through the caller's template
+    case TypeClass::opaque:
+      break;
+  }
+  return nullptr;
+}
+
+void reduce_slice_to_all(std::span<const void* const> inputs, std::span<void* const> outputs,
+                         std::size_t element_size, Slice slice, CombineFn combine,
+                         const void* op_object) {
+  if (slice.size() == 0 || inputs.empty()) return;
+  thread_local std::vector<std::byte> accumulator;
+  const std::size_t chunk = std::max<std::size_t>(1, chunk_bytes / element_size);
+  if (accumulator.size() < chunk * element_size) accumulator.resize(chunk * element_size);
+  void* acc = accumulator.data();
+  for (std::size_t at = slice.begin; at < slice.end; at += chunk) {
+    const std::size_t n = std::min(chunk, slice.end - at);
+    const std::size_t offset = at * element_size, bytes = n * element_size;
+    std::memcpy(acc, static_cast<const std::byte*>(inputs[0]) + offset, bytes);
+    for (std::size_t k = 1; k < inputs.size(); ++k)
+      combine(op_object, acc, static_cast<const std::byte*>(inputs[k]) + offset, n, false);
+    for (void* out : outputs) std::memcpy(static_cast<std::byte*>(out) + offset, acc, bytes);
+  }
+}
+
+void copy_slice_to_all(const void* source, std::span<void* const> outputs, std::size_t element_size,
+                       Slice slice) {
+  if (slice.size() == 0) return;
+  const std::size_t offset = slice.begin * element_size, bytes = slice.size() * element_size;
+  for (void* out : outputs)
+    if (out != source)
+      std::memcpy(static_cast<std::byte*>(out) + offset,
+                  static_cast<const std::byte*>(source) + offset, bytes);
+}
+
+}  // namespace tlc::detail

@@ -1,0 +1,355 @@
+// Team construction (the only place outside src/inter that touches MPI: to agree on the team's
+// shape), the run() worker pool, attach(), and the synchronisation steps of team_impl.hpp.
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include <tlc/error.hpp>
+#include <tlc/team.hpp>
+
+#include "team/team_impl.hpp"
+
+namespace tlc::detail {
+
+namespace {
+
+// Environment variables fill in what TeamOptions leaves unset; garbage is an error, not a
+// silent default.
+std::optional<long> env_integer(const char* name) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  long value = std::strtol(text, &end, 10);
+  if (errno || *end || value < 0)
+    throw Error(Errc::invalid_argument,
+                std::string("tlc: ") + name + "='" + text + "' is not a non-negative integer");
+  return value;
+}
+
+std::optional<double> env_seconds(const char* name) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return std::nullopt;
+  char* end = nullptr;
+  double value = std::strtod(text, &end);
+  if (*end || !(value >= 0))
+    throw Error(Errc::invalid_argument,
+                std::string("tlc: ") + name + "='" + text + "' is not a number of seconds");
+  return value;
+}
+
+bool env_pin(std::optional<bool> option) {
+  if (option) return *option;
+  const char* text = std::getenv("TLC_PIN");
+  if (!text || !*text) return true;
+  std::string v = text;
+  if (v == "1" || v == "on" || v == "yes" || v == "true") return true;
+  if (v == "0" || v == "off" || v == "no" || v == "false") return false;
+  throw Error(Errc::invalid_argument, "tlc: TLC_PIN='" + v + "' is not 0/1/on/off");
+}
+
+bool node_is_process() {
+  const char* text = std::getenv("TLC_NODE");
+  if (!text || !*text || std::string(text) == "node") return false;
+  if (std::string(text) == "process") return true;
+  throw Error(Errc::invalid_argument,
+              std::string("tlc: TLC_NODE='") + text + "' (expected 'node' or 'process')");
+}
+
+PlacementRequest placement_request(const TeamOptions& o) {
+  PlacementRequest r;
+  r.threads = o.threads ? o.threads : static_cast<int>(env_integer("TLC_THREADS").value_or(0));
+  r.threads_per_numa = o.threads_per_numa;
+  r.lanes = o.lanes ? o.lanes : static_cast<int>(env_integer("TLC_LANES").value_or(0));
+  r.threads_per_rail = o.threads_per_rail;
+  r.pin = env_pin(o.pin);
+  return r;
+}
+
+WaitTuning wait_tuning(const TeamOptions& o, int threads, const Topology& topology) {
+  WaitTuning t;
+  t.timeout_seconds =
+      o.timeout_seconds > 0 ? o.timeout_seconds : env_seconds("TLC_TIMEOUT").value_or(0);
+  // With more threads than processing units, a spinning waiter holds the core the awaited
+  // thread needs: give it up almost at once.
+  if (threads > topology.pus()) {
+    t.spins = 50;
+    t.yields = 4;
+  }
+  return t;
+}
+
+}  // namespace
+
+TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
+    : topology_(options.topology ? *options.topology : Topology::detect()) {
+  const bool serialized = check_thread_level();
+  comm_ = std::make_unique<ProcessComm>(comm);
+
+  // Everything that can fail locally is agreed on before the team's shape is exchanged, so a
+  // bad option on one process is an error everywhere instead of a hang.
+  std::string error;
+  int code = 0;
+  try {
+    if (!node_is_process() && comm_->size() > 1 && max_processes_per_node(comm_->get()) > 1)
+      throw Error(Errc::topology,
+                  "tlc: several MPI processes share a node, but tlc runs one process per node "
+                  "with a team of threads. Launch one process per node (e.g. mpiexec -ppn 1), or "
+                  "set TLC_NODE=process to treat every process as a node of its own (tests, "
+                  "laptops)");
+    placement_ = Placement::plan(topology_, placement_request(options));
+    selector_ = Selector(options.algorithms);
+  } catch (const Error& e) {
+    error = e.what();
+    code = static_cast<int>(e.code());
+  }
+  comm_->agree_or_throw(error, code);
+
+  threads_ = static_cast<int>(placement_.threads.size());
+  const std::vector<int> counts = comm_->allgather(threads_);
+  for (int p = 0; p < comm_->size(); ++p) {
+    if (p < comm_->rank()) first_rank_ += counts[static_cast<std::size_t>(p)];
+  }
+  size_ = 0;
+  for (int c : counts) size_ += c;
+
+  waiter_.set_tuning(wait_tuning(options, threads_, topology_));
+  slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads_));
+  if (serialized && comm_->rank() == 0)
+    std::fprintf(stderr,
+                 "tlc: MPI provides MPI_THREAD_SERIALIZED only; tlc serialises its MPI calls\n");
+}
+
+TeamImpl::~TeamImpl() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    stopping_ = true;
+  }
+  pool_start_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+std::string TeamImpl::who(int local_index) const {
+  return "rank " + std::to_string(global_rank(local_index)) + " (thread " +
+         std::to_string(local_index) + " of process " + std::to_string(process()) + ")";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Synchronisation steps
+
+void TeamImpl::arrive(int me, std::uint64_t s) noexcept {
+  slot(me).arrived.value.store(s, std::memory_order_release);
+  waiter_.notify();
+}
+
+void TeamImpl::wait_all_arrived(std::uint64_t s) {
+  int next = 0;  // threads before `next` are known to have arrived
+  waiter_.wait(
+      [&] {
+        while (next < threads_ && slot(next).arrived.value.load(std::memory_order_acquire) >= s)
+          ++next;
+        return next == threads_ || aborted();
+      },
+      [&] {
+        std::string missing;
+        for (int i = 0; i < threads_; ++i)
+          if (slot(i).arrived.value.load(std::memory_order_acquire) < s)
+            missing += (missing.empty() ? "" : ", ") + who(i);
+        return "threads that never arrived: " + missing;
+      });
+  waiter_.throw_if_aborted();
+}
+
+void TeamImpl::release(std::uint64_t s) noexcept {
+  released_.value.store(s, std::memory_order_release);
+  waiter_.notify();
+}
+
+void TeamImpl::wait_released(std::uint64_t s) {
+  waiter_.wait([&] { return released_.value.load(std::memory_order_acquire) >= s || aborted(); },
+               [&] { return "the leader, " + who(0) + ", to finish the inter-process step"; });
+  waiter_.throw_if_aborted();
+}
+
+TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d) {
+  waiter_.throw_if_aborted();
+  ThreadSlot& s = slot(me);
+  const int parity = static_cast<int>(++s.calls & 1);
+  s.published[parity] = std::move(d);
+  const std::uint64_t step = next_step(me);
+  arrive(me, step);
+  wait_all_arrived(step);
+  validate(parity);
+  return {this, parity};
+}
+
+void TeamImpl::validate(int parity) const {
+  auto at = [&](int i) -> const CallDescriptor& {
+    return slots_[static_cast<std::size_t>(i)].published[parity];
+  };
+  for (int i = 0; i < threads_; ++i)
+    if (!at(i).invalid.empty())
+      throw Error(Errc::invalid_argument, std::string("tlc ") + to_string(at(i).collective) + ": " +
+                                              who(i) + ": " + at(i).invalid);
+  const CallDescriptor& first = at(0);
+  for (int i = 1; i < threads_; ++i) {
+    const CallDescriptor& d = at(i);
+    std::ostringstream what;
+    if (d.collective != first.collective) {
+      what << who(0) << " called " << to_string(first.collective) << " but " << who(i) << " called "
+           << to_string(d.collective);
+    } else if (d.count != first.count) {
+      what << who(0) << " passed " << first.count << " elements but " << who(i) << " passed "
+           << d.count;
+    } else if (d.type != first.type) {
+      what << who(0) << " passed " << first.type.size << "-byte "
+           << to_string(first.type.type_class) << " elements but " << who(i) << " passed "
+           << d.type.size << "-byte " << to_string(d.type.type_class);
+    } else if (d.op != first.op || d.combine != first.combine) {
+      what << who(0) << " passed op " << to_string(first.op) << " but " << who(i)
+           << " passed a different op (" << to_string(d.op) << ")";
+    } else if (d.root != first.root) {
+      what << who(0) << " passed root " << first.root << " but " << who(i) << " passed root "
+           << d.root;
+    } else {
+      continue;
+    }
+    throw Error(Errc::mismatch,
+                std::string("tlc ") + to_string(first.collective) + ": " + what.str());
+  }
+}
+
+void TeamImpl::grow_staging(int me, std::size_t bytes) {
+  // Every thread reads the same capacity here: the leader changes it only below, after all
+  // threads have arrived, i.e. after all of them made this same decision.
+  if (bytes <= staging_capacity_) return;
+  const std::uint64_t s = next_step(me);
+  if (me == 0) {
+    arrive(me, s);
+    wait_all_arrived(s);
+    const std::size_t capacity = std::max(bytes, 2 * staging_capacity_);
+    staging_.reset(static_cast<std::byte*>(::operator new[](capacity, std::align_val_t{4096})));
+    staging_capacity_ = capacity;
+    release(s);
+  } else {
+    arrive(me, s);
+    wait_released(s);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Threads
+
+void TeamImpl::worker_main(int index) {
+  std::uint64_t seen = 0;
+  bool pinned = false;
+  for (;;) {
+    const std::function<void(Thread&)>* body = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(pool_mutex_);
+      pool_start_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+      body = body_;
+    }
+    bool failed = false;
+    try {
+      if (!pinned) {
+        pin_current_thread(topology_, placement_.threads[static_cast<std::size_t>(index)]);
+        pinned = true;
+      }
+      Thread me(this, index, false);
+      (*body)(me);
+    } catch (...) {
+      failed = true;
+      std::lock_guard<std::mutex> lock(pool_mutex_);
+      if (!first_error_) first_error_ = std::current_exception();
+    }
+    // Recorded before aborting, so the original exception is the one run() rethrows; the
+    // threads still waiting for this one wake and finish with TeamAborted.
+    if (failed && !aborted()) abort(who(index) + " threw an exception");
+    {
+      std::lock_guard<std::mutex> lock(pool_mutex_);
+      --running_;
+    }
+    pool_done_.notify_all();
+  }
+}
+
+void TeamImpl::run(const std::function<void(Thread&)>& body) {
+  waiter_.throw_if_aborted();
+  int held = 0;
+  for (int i = 0; i < threads_; ++i) {
+    bool expected = false;
+    if (!slot(i).held.compare_exchange_strong(expected, true)) break;
+    ++held;
+  }
+  if (held != threads_) {
+    for (int i = 0; i < held; ++i) slot(i).held.store(false);
+    throw Error(Errc::invalid_argument, "tlc: Team::run while thread " + std::to_string(held) +
+                                            " is attached or another run is in progress");
+  }
+  {
+    std::unique_lock<std::mutex> lock(pool_mutex_);
+    if (workers_.empty())
+      for (int i = 0; i < threads_; ++i) workers_.emplace_back([this, i] { worker_main(i); });
+    first_error_ = nullptr;
+    body_ = &body;
+    running_ = threads_;
+    ++generation_;
+  }
+  pool_start_.notify_all();
+  std::exception_ptr error;
+  {
+    std::unique_lock<std::mutex> lock(pool_mutex_);
+    pool_done_.wait(lock, [&] { return running_ == 0; });
+    error = first_error_;
+    body_ = nullptr;
+  }
+  for (int i = 0; i < threads_; ++i) slot(i).held.store(false);
+  if (error) std::rethrow_exception(error);
+}
+
+Thread TeamImpl::attach(int local_index) {
+  if (local_index < 0 || local_index >= threads_)
+    throw Error(Errc::invalid_argument, "tlc: attach(" + std::to_string(local_index) +
+                                            "): the team has " + std::to_string(threads_) +
+                                            " threads in this process");
+  waiter_.throw_if_aborted();
+  bool expected = false;
+  if (!slot(local_index).held.compare_exchange_strong(expected, true))
+    throw Error(Errc::invalid_argument, "tlc: attach(" + std::to_string(local_index) +
+                                            "): that index is already held by another thread");
+  return Thread(this, local_index, true);
+}
+
+void TeamImpl::detach(int local_index, bool unwinding) {
+  if (unwinding && !aborted()) abort(who(local_index) + " left with an exception");
+  slot(local_index).held.store(false);
+}
+
+}  // namespace tlc::detail
+
+// ---------------------------------------------------------------------------------------------
+// Public facade
+
+namespace tlc {
+
+Team::Team(MPI_Comm comm, TeamOptions options)
+    : impl_(std::make_unique<detail::TeamImpl>(comm, options)) {}
+Team::~Team() = default;
+int Team::threads() const noexcept { return impl_->threads(); }
+int Team::size() const noexcept { return impl_->size(); }
+int Team::process() const noexcept { return impl_->process(); }
+int Team::processes() const noexcept { return impl_->processes(); }
+int Team::first_rank() const noexcept { return impl_->first_rank(); }
+int Team::lanes() const noexcept { return impl_->lanes(); }
+const Placement& Team::placement() const noexcept { return impl_->placement(); }
+const Topology& Team::topology() const noexcept { return impl_->topology(); }
+bool Team::aborted() const noexcept { return impl_->aborted(); }
+void Team::run(const std::function<void(Thread&)>& body) { impl_->run(body); }
+Thread Team::attach(int local_index) { return impl_->attach(local_index); }
+
+}  // namespace tlc

@@ -1,0 +1,224 @@
+// DESIGN section 7: bad input is an error on every thread of the process before any data moves;
+// nothing hangs; an exception in one thread aborts the team and run() rethrows it.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "mpi/test_common.hpp"
+
+namespace {
+
+using namespace tlc_test;
+
+constexpr double sentinel = -12345.0;
+
+// Runs body on a fresh team of `threads` threads per process; returns what each thread threw
+// (code) and checks that recv buffers kept their sentinel.
+struct ErrorProbe {
+  std::vector<int> codes;  // -1: no exception
+  std::vector<std::string> texts;
+  bool untouched = true;
+};
+
+template <class Body>
+ErrorProbe probe(int threads, Body body) {
+  tlc::Team team(MPI_COMM_WORLD, test_options(threads));
+  ErrorProbe result;
+  result.codes.assign(static_cast<std::size_t>(threads), -1);
+  result.texts.resize(static_cast<std::size_t>(threads));
+  std::atomic<bool> untouched{true};
+  team.run([&](tlc::Thread& me) {
+    std::vector<double> send(8, me.rank() + 1.0), recv(8, sentinel);
+    try {
+      body(me, send, recv);
+    } catch (const tlc::Error& e) {
+      result.codes[static_cast<std::size_t>(me.local_index())] = static_cast<int>(e.code());
+      result.texts[static_cast<std::size_t>(me.local_index())] = e.what();
+    }
+    for (double x : recv)
+      if (x != sentinel) untouched = false;
+    // The team still works after a validated error.
+    double one = 1;
+    me.allreduce(std::span<double>(&one, 1));
+    if (one != me.size()) untouched = false;
+  });
+  result.untouched = untouched.load();
+  return result;
+}
+
+void expect_everyone(const ErrorProbe& p, tlc::Errc code, const char* fragment) {
+  for (std::size_t t = 0; t < p.codes.size(); ++t) {
+    EXPECT_EQ(p.codes[t], static_cast<int>(code)) << "thread " << t << ": " << p.texts[t];
+    EXPECT_NE(p.texts[t].find(fragment), std::string::npos) << p.texts[t];
+  }
+  EXPECT_TRUE(p.untouched) << "a receive buffer was written, or the team broke afterwards";
+}
+
+TEST(Errors, NullDataWithNonZeroCount) {
+  auto p = probe(3, [](tlc::Thread& me, std::vector<double>& send, std::vector<double>& recv) {
+    const double* data = me.local_index() == 1 ? nullptr : send.data();
+    me.allreduce(std::span<const double>(data, send.size()), std::span<double>(recv));
+  });
+  expect_everyone(p, tlc::Errc::invalid_argument, "null");
+}
+
+TEST(Errors, WrongReceiveSize) {
+  auto p = probe(2, [](tlc::Thread& me, std::vector<double>& send, std::vector<double>& recv) {
+    const std::size_t n = me.local_index() == 0 ? recv.size() - 1 : recv.size();
+    me.allreduce(std::span<const double>(send), std::span<double>(recv.data(), n));
+  });
+  expect_everyone(p, tlc::Errc::invalid_argument, "receive buffer holds 7");
+}
+
+TEST(Errors, PartialOverlap) {
+  auto p = probe(2, [](tlc::Thread& me, std::vector<double>& send, std::vector<double>& recv) {
+    std::vector<double> both(16, 1.0);
+    if (me.local_index() == 1) {
+      me.allreduce(std::span<const double>(both.data(), 8), std::span<double>(both.data() + 4, 8));
+    } else {
+      me.allreduce(std::span<const double>(send), std::span<double>(recv));
+    }
+  });
+  expect_everyone(p, tlc::Errc::invalid_argument, "overlap");
+}
+
+TEST(Errors, DifferentCounts) {
+  auto p = probe(3, [](tlc::Thread& me, std::vector<double>& send, std::vector<double>& recv) {
+    const std::size_t n = me.local_index() == 2 ? 5 : 8;
+    me.allreduce(std::span<const double>(send.data(), n), std::span<double>(recv.data(), n));
+  });
+  expect_everyone(p, tlc::Errc::mismatch, "elements");
+}
+
+TEST(Errors, DifferentOps) {
+  auto p = probe(2, [](tlc::Thread& me, std::vector<double>& send, std::vector<double>& recv) {
+    if (me.local_index() == 0) {
+      me.allreduce(std::span<const double>(send), std::span<double>(recv), tlc::max{});
+    } else {
+      me.allreduce(std::span<const double>(send), std::span<double>(recv));
+    }
+  });
+  expect_everyone(p, tlc::Errc::mismatch, "op");
+}
+
+TEST(Errors, DifferentCollectives) {
+  auto p = probe(2, [](tlc::Thread& me, std::vector<double>& send, std::vector<double>& recv) {
+    if (me.local_index() == 0) {
+      me.barrier();
+    } else {
+      me.allreduce(std::span<const double>(send), std::span<double>(recv));
+    }
+  });
+  expect_everyone(p, tlc::Errc::mismatch, "called");
+}
+
+TEST(Errors, ExceptionInOneThreadAbortsTeamAndIsRethrown) {
+  tlc::Team team(MPI_COMM_WORLD, test_options(3));
+  std::atomic<int> aborted_waiters{0};
+  try {
+    team.run([&](tlc::Thread& me) {
+      if (me.local_index() == 1) throw std::runtime_error("boom from thread 1");
+      try {
+        me.barrier();
+      } catch (const tlc::TeamAborted&) {
+        aborted_waiters.fetch_add(1);
+        throw;
+      }
+    });
+    ADD_FAILURE() << "run did not rethrow";
+  } catch (const tlc::TeamAborted& e) {
+    ADD_FAILURE() << "run rethrew TeamAborted instead of the original: " << e.what();
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "boom from thread 1");
+  }
+  EXPECT_EQ(aborted_waiters.load(), 2);
+  EXPECT_TRUE(team.aborted());
+  EXPECT_THROW(team.run([](tlc::Thread&) {}), tlc::TeamAborted);
+}
+
+TEST(Errors, AttachedThreadLeavingWithExceptionAbortsTeam) {
+  tlc::Team team(MPI_COMM_WORLD, test_options(2));
+  std::atomic<bool> woke{false};
+  // Attached here, before either thread starts, so the abort cannot precede the attach.
+  tlc::Thread first = team.attach(0), second = team.attach(1);
+  std::thread waiter([&, me = std::move(first)]() mutable {
+    try {
+      me.barrier();
+    } catch (const tlc::TeamAborted&) {
+      woke = true;
+    }
+  });
+  std::thread failing([&, me = std::move(second)]() mutable {
+    try {
+      tlc::Thread mine = std::move(me);
+      throw std::runtime_error("application error");
+    } catch (const std::runtime_error&) {
+    }
+  });
+  failing.join();
+  waiter.join();
+  EXPECT_TRUE(woke.load());
+}
+
+TEST(Errors, TimeoutNamesTheMissingThread) {
+  tlc::TeamOptions o = test_options(3);
+  o.timeout_seconds = 0.5;
+  tlc::Team team(MPI_COMM_WORLD, o);
+  try {
+    team.run([](tlc::Thread& me) {
+      if (me.local_index() != 2) me.barrier();  // thread 2 never comes
+    });
+    ADD_FAILURE() << "no timeout";
+  } catch (const tlc::Error& e) {
+    EXPECT_EQ(e.code(), tlc::Errc::timeout) << e.what();
+    EXPECT_NE(std::string(e.what()).find("thread 2 of process"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Errors, BadTeamOptionsFailOnEveryProcess) {
+  tlc::TeamOptions o = test_options(2);
+  o.threads = -1;
+  EXPECT_THROW(tlc::Team(MPI_COMM_WORLD, o), tlc::Error);
+  o = test_options(1000);
+  o.pin = true;  // 1000 pinned threads cannot fit this machine
+  try {
+    tlc::Team team(MPI_COMM_WORLD, o);
+    ADD_FAILURE() << "1000 pinned threads accepted";
+  } catch (const tlc::Error& e) {
+    EXPECT_EQ(e.code(), tlc::Errc::topology) << e.what();
+  }
+  // Only process 0 asks for something impossible; the others must fail too, not hang.
+  o = test_options(world_rank() == 0 ? 1000 : 1);
+  o.pin = true;
+  EXPECT_THROW(tlc::Team(MPI_COMM_WORLD, o), tlc::Error);
+}
+
+TEST(Errors, UnknownAlgorithmName) {
+  tlc::TeamOptions o = test_options(1);
+  o.algorithms[tlc::Collective::allreduce] = "no_such_algorithm";
+  try {
+    tlc::Team team(MPI_COMM_WORLD, o);
+    ADD_FAILURE() << "unknown algorithm accepted";
+  } catch (const tlc::Error& e) {
+    EXPECT_EQ(e.code(), tlc::Errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("hierarchical"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Errors, SeveralProcessesPerNodeNeedTlcNodeProcess) {
+  ::setenv("TLC_NODE", "node", 1);
+  if (world_size() == 1) {
+    EXPECT_NO_THROW(tlc::Team(MPI_COMM_WORLD, test_options(1)));
+  } else {
+    try {
+      tlc::Team team(MPI_COMM_WORLD, test_options(1));
+      ADD_FAILURE() << "several processes on one node accepted in node mode";
+    } catch (const tlc::Error& e) {
+      EXPECT_EQ(e.code(), tlc::Errc::topology);
+      EXPECT_NE(std::string(e.what()).find("TLC_NODE=process"), std::string::npos) << e.what();
+    }
+  }
+  ::setenv("TLC_NODE", "process", 1);
+}
+
+}  // namespace

@@ -1,0 +1,127 @@
+// Team identity (global ranks, process-major), barrier ordering, attach from the application's
+// own threads, and the run/attach exclusivity rules.
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "mpi/test_common.hpp"
+
+namespace {
+
+using namespace tlc_test;
+
+class TeamTest : public testing::TestWithParam<Shape> {};
+
+TEST_P(TeamTest, RanksAreProcessMajorAndComplete) {
+  const Shape shape = GetParam();
+  const int p = world_rank(), np = world_size();
+  tlc::Team team(MPI_COMM_WORLD, test_options(shape.threads_of(p)));
+  EXPECT_EQ(team.threads(), shape.threads_of(p));
+  EXPECT_EQ(team.size(), team_size(shape, np));
+  EXPECT_EQ(team.first_rank(), global_rank(shape, p, 0));
+  EXPECT_EQ(team.process(), p);
+  EXPECT_EQ(team.processes(), np);
+
+  std::vector<int> ranks(static_cast<std::size_t>(team.threads()), -1);
+  std::vector<long> rank_sums(ranks.size(), -1);
+  team.run([&](tlc::Thread& me) {
+    ranks[static_cast<std::size_t>(me.local_index())] = me.rank();
+    long mine = me.rank();
+    me.allreduce(std::span<long>(&mine, 1));
+    rank_sums[static_cast<std::size_t>(me.local_index())] = mine;
+  });
+  const long size = team.size();
+  for (std::size_t t = 0; t < ranks.size(); ++t) {
+    EXPECT_EQ(ranks[t], global_rank(shape, p, static_cast<int>(t)));
+    EXPECT_EQ(rank_sums[t], size * (size - 1) / 2);
+  }
+}
+
+TEST_P(TeamTest, BarrierSeparatesPhases) {
+  const Shape shape = GetParam();
+  tlc::Team team(MPI_COMM_WORLD, test_options(shape.threads_of(world_rank())));
+  constexpr int rounds = 50;
+  std::vector<std::atomic<int>> arrived(rounds);
+  std::atomic<int> violations{0};
+  team.run([&](tlc::Thread& me) {
+    for (int k = 0; k < rounds; ++k) {
+      arrived[static_cast<std::size_t>(k)].fetch_add(1);
+      me.barrier();
+      // After the barrier every thread of this process has counted round k.
+      if (arrived[static_cast<std::size_t>(k)].load() != me.threads()) violations.fetch_add(1);
+    }
+  });
+  EXPECT_EQ(violations.load(), 0);
+}
+
+TEST_P(TeamTest, BarrierWaitsForOtherProcesses) {
+  // Process p's threads write their process number into a window of rank 0 only after the
+  // barrier that follows process 0's reset; rank 0 then sees every other process's mark.
+  const Shape shape = GetParam();
+  const int p = world_rank(), np = world_size();
+  tlc::Team team(MPI_COMM_WORLD, test_options(shape.threads_of(p)));
+  std::vector<int> seen(static_cast<std::size_t>(team.threads()), 0);
+  team.run([&](tlc::Thread& me) {
+    for (int round = 1; round <= 20; ++round) {
+      int token = me.process() == round % me.processes() ? round : 0;
+      me.allreduce(std::span<int>(&token, 1), tlc::max{});  // everyone learns the round
+      me.barrier();
+      seen[static_cast<std::size_t>(me.local_index())] += token == round ? 1 : 0;
+    }
+  });
+  for (int v : seen) EXPECT_EQ(v, 20) << "with " << np << " processes";
+}
+
+TEST_P(TeamTest, AttachFromApplicationThreads) {
+  const Shape shape = GetParam();
+  tlc::Team team(MPI_COMM_WORLD, test_options(shape.threads_of(world_rank())));
+  std::vector<Outcome> outcomes(static_cast<std::size_t>(team.threads()));
+  const long size = team.size();
+  for (int repeat = 0; repeat < 3; ++repeat) {  // attach, detach, attach again
+    std::vector<std::thread> pool;
+    for (int t = 0; t < team.threads(); ++t) {
+      pool.emplace_back([&, t] {
+        try {
+          tlc::Thread me = team.attach(t);
+          std::vector<long> v(5, me.rank());
+          me.allreduce(std::span<long>(v));
+          for (long x : v)
+            if (x != size * (size - 1) / 2) ++outcomes[static_cast<std::size_t>(t)].mismatches;
+          me.barrier();
+        } catch (const std::exception& e) {
+          outcomes[static_cast<std::size_t>(t)].error = e.what();
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+  }
+  expect_clean(outcomes, "attach");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, TeamTest, testing::ValuesIn(shapes()),
+                         [](const testing::TestParamInfo<Shape>& info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(TeamRules, AttachTwiceAndRunWhileAttachedAreErrors) {
+  tlc::Team team(MPI_COMM_WORLD, test_options(2));
+  tlc::Thread first = team.attach(0);
+  try {
+    tlc::Thread again = team.attach(0);
+    ADD_FAILURE() << "second attach(0) succeeded";
+  } catch (const tlc::Error& e) {
+    EXPECT_EQ(e.code(), tlc::Errc::invalid_argument);
+  }
+  EXPECT_THROW(team.attach(2), tlc::Error);
+  EXPECT_THROW(team.attach(-1), tlc::Error);
+  EXPECT_THROW(team.run([](tlc::Thread&) {}), tlc::Error);
+}
+
+TEST(TeamRules, RunRepeatedlyReusesThreads) {
+  tlc::Team team(MPI_COMM_WORLD, test_options(3));
+  std::atomic<int> calls{0};
+  for (int i = 0; i < 50; ++i) team.run([&](tlc::Thread&) { calls.fetch_add(1); });
+  EXPECT_EQ(calls.load(), 150);
+}
+
+}  // namespace
