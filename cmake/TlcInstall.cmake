@@ -1,1 +1,71 @@
-# Installation and the exported package (filled in by the packaging work).
+# Installation and the exported CMake package.
+#
+#   <prefix>/include/tlc/*.hpp                 public headers
+#   <prefix>/lib/libtlc.a                      the library (exported as tlc::tlc)
+#   <prefix>/bin/tlc-info                      machine / team report tool
+#   <prefix>/lib/cmake/tlc/tlcConfig.cmake     find_package(tlc) entry point; re-finds the
+#   <prefix>/lib/cmake/tlc/tlcConfigVersion.cmake   dependencies (MPI, TBB, Threads, hwloc)
+#   <prefix>/lib/cmake/tlc/tlcTargets*.cmake
+#
+# A consumer writes find_package(tlc REQUIRED) and links tlc::tlc. tlc is a static library by
+# default, so its PRIVATE dependencies (TBB::tbb, PkgConfig::HWLOC) appear in the exported link
+# interface as $<LINK_ONLY:...> and the config file has to find them again. tlc_build_flags is
+# linked as $<BUILD_INTERFACE:...> and therefore never exported.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(TLC_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/tlc"
+    CACHE STRING "Where tlcConfig.cmake is installed, relative to the install prefix")
+mark_as_advanced(TLC_INSTALL_CMAKEDIR)
+
+# The public headers need C++20 (concepts, std::span); the exported target must say so, or a
+# consumer compiling with the compiler's default standard fails inside tlc's headers. Added here
+# only if the library target does not already carry it.
+get_target_property(_tlc_features tlc INTERFACE_COMPILE_FEATURES)
+if(NOT _tlc_features OR NOT "cxx_std_20" IN_LIST _tlc_features)
+  target_compile_features(tlc PUBLIC cxx_std_20)
+endif()
+unset(_tlc_features)
+
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/tlc"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+        COMPONENT tlc_development
+        FILES_MATCHING PATTERN "*.hpp")
+
+install(TARGETS tlc
+        EXPORT tlcTargets
+        ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT tlc_development
+        LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT tlc_runtime
+        RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT tlc_runtime)
+
+if(TARGET tlc-info)
+  install(TARGETS tlc-info RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT tlc_runtime)
+endif()
+
+install(EXPORT tlcTargets
+        NAMESPACE tlc::
+        FILE tlcTargets.cmake
+        DESTINATION "${TLC_INSTALL_CMAKEDIR}"
+        COMPONENT tlc_development)
+
+# Whether the installed library is static decides whether the config must provide the
+# PRIVATE link dependencies (see tlcConfig.cmake.in).
+get_target_property(_tlc_type tlc TYPE)
+if(_tlc_type STREQUAL "STATIC_LIBRARY")
+  set(TLC_INSTALLED_STATIC ON)
+else()
+  set(TLC_INSTALLED_STATIC OFF)
+endif()
+unset(_tlc_type)
+
+configure_package_config_file(
+  "${PROJECT_SOURCE_DIR}/cmake/tlcConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/tlcConfig.cmake"
+  INSTALL_DESTINATION "${TLC_INSTALL_CMAKEDIR}")
+write_basic_package_version_file(
+  "${PROJECT_BINARY_DIR}/tlcConfigVersion.cmake"
+  VERSION "${PROJECT_VERSION}"
+  COMPATIBILITY SameMajorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/tlcConfig.cmake" "${PROJECT_BINARY_DIR}/tlcConfigVersion.cmake"
+        DESTINATION "${TLC_INSTALL_CMAKEDIR}"
+        COMPONENT tlc_development)

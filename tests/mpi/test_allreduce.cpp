@@ -175,8 +175,8 @@ TEST_P(AllreduceTest, LargeBuffers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AllreduceTest, testing::ValuesIn(shapes()),
-                         [](const testing::TestParamInfo<Shape>& info) {
-                           return std::string(info.param.name);
+                         [](const testing::TestParamInfo<Shape>& param_info) {
+                           return std::string(param_info.param.name);
                          });
 
 }  // namespace

@@ -99,8 +99,8 @@ TEST_P(TeamTest, AttachFromApplicationThreads) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TeamTest, testing::ValuesIn(shapes()),
-                         [](const testing::TestParamInfo<Shape>& info) {
-                           return std::string(info.param.name);
+                         [](const testing::TestParamInfo<Shape>& param_info) {
+                           return std::string(param_info.param.name);
                          });
 
 TEST(TeamRules, AttachTwiceAndRunWhileAttachedAreErrors) {

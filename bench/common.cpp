@@ -1,0 +1,46 @@
+// Measurement helpers shared by all cases.
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include <mpi.h>
+
+#include "bench.hpp"
+
+namespace tlc_bench {
+
+void inject_skew(int thread, int threads, double skew_us) {
+  if (skew_us <= 0 || thread == 0) return;
+  const auto until =
+      Clock::now() + std::chrono::duration<double, std::micro>(skew_us * thread / threads);
+  // Sleeping is far too coarse at microsecond scale, so wait by polling the clock; yielding
+  // while doing so gives the core to threads with real work when the machine is oversubscribed.
+  while (Clock::now() < until) std::this_thread::yield();
+}
+
+double global_max(double local) {
+  double global = 0;
+  MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return global;
+}
+
+Expected::Expected(int ranks) : sums_(11, 0.0) {
+  for (std::size_t i = 0; i < sums_.size(); ++i)
+    for (int r = 0; r < ranks; ++r) sums_[i] += input_value(r, i);
+}
+
+std::string check_sum(const double* recv, std::size_t count, const Expected& expected,
+                      const std::string& who) {
+  for (std::size_t i = 0; i < count; ++i) {
+    // Exact comparison on purpose: the inputs make every sum exact (NaN poison fails too).
+    if (!(recv[i] == expected.at(i))) {
+      char text[160];
+      std::snprintf(text, sizeof text, "element %zu of %zu is %.17g, expected %.17g", i, count,
+                    recv[i], expected.at(i));
+      return who + ": " + text;
+    }
+  }
+  return {};
+}
+
+}  // namespace tlc_bench

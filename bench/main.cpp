@@ -1,0 +1,270 @@
+// tlc-bench: OSU-style sweeps of tlc collectives against raw MPI and the OpenMP master-only
+// pattern, all measured in the same run on the same data (DESIGN.md section 8).
+//
+// Protocol per size, identical for every implementation: allocate and fill buffers in the
+// threads that use them, verify one call into poisoned buffers, warm up, then time loops that
+// start after a global synchronisation. A loop's time is the maximum over all threads of all
+// processes of the per-thread mean, as OSU reports the slowest rank; the timed calls are split
+// into a few such loops and the median loop is reported.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <mpi.h>
+
+#include "bench.hpp"
+
+namespace tlc_bench {
+
+namespace {
+
+// The benchmarked collectives. A new collective is three Cases and one line here.
+const CollectiveSpec kCollectives[] = {
+    {"allreduce", tlc::Collective::allreduce, true,
+     "every thread: me.allreduce(send, recv, std::plus<>) over double",
+     "main thread: MPI_Allreduce(SUM) on one buffer per process (inter-process part alone)",
+     "omp for sums the thread buffers into a shared array; barrier; master "
+     "MPI_Allreduce(IN_PLACE); barrier; every thread copies out",
+     make_tlc_allreduce, make_mpi_allreduce, make_master_allreduce},
+    {"barrier", tlc::Collective::barrier, false, "every thread: me.barrier()",
+     "main thread: MPI_Barrier", "omp barrier; master MPI_Barrier; omp barrier", make_tlc_barrier,
+     make_mpi_barrier, make_master_barrier},
+};
+
+const CollectiveSpec* find_collective(const std::string& name) {
+  for (const CollectiveSpec& spec : kCollectives)
+    if (name == spec.name) return &spec;
+  return nullptr;
+}
+
+std::string collective_names() {
+  std::string names;
+  for (const CollectiveSpec& spec : kCollectives)
+    names += (names.empty() ? "" : ", ") + std::string(spec.name);
+  return names;
+}
+
+// Adaptive iteration counts, OSU style: many calls for small sizes (latency bound, noisy), few
+// for large ones (bandwidth bound, stable). The byte budget bounds the data moved per
+// measurement; the time budgets keep a slow implementation or an oversubscribed machine from
+// turning the default sweep into minutes. Each implementation gets its own count, so a slow
+// baseline does not cost tlc its statistics.
+constexpr std::size_t kBytesPerMeasurement = std::size_t{256} << 20;
+constexpr double kSecondsPerMeasurement = 0.2;
+constexpr double kSecondsPerWarmup = 0.05;
+constexpr int kMinIters = 4;
+constexpr int kMaxIters = 1000;
+
+int default_iters(std::size_t bytes) {
+  const std::size_t by_bytes = kBytesPerMeasurement / std::max<std::size_t>(bytes, 1);
+  return static_cast<int>(
+      std::clamp<std::size_t>(by_bytes, kMinIters, static_cast<std::size_t>(kMaxIters)));
+}
+
+int default_warmup(int iters) { return std::clamp(iters / 10, 1, 100); }
+
+std::string iteration_policy(const Options& o) {
+  const std::string iters = o.iters ? "fixed " + std::to_string(*o.iters)
+                                    : "adaptive per implementation (iters column: tlc's)";
+  const std::string warmup = o.warmup ? std::to_string(*o.warmup) : "adaptive";
+  return iters + ", median of " + std::to_string(o.reps) + " repetitions, warm-up " + warmup;
+}
+
+// Seconds per call and the number of timed calls.
+struct Measurement {
+  double seconds = 0;
+  int iters = 0;
+};
+
+// Warms one implementation up and times it. Every time() returns a global maximum, so all
+// processes derive the same counts.
+Measurement measure(Case& c, std::size_t bytes, const Options& o) {
+  int iters = o.iters.value_or(default_iters(bytes));
+  const int warmup = o.warmup.value_or(default_warmup(iters));
+  if (warmup > 0) {
+    // The first call pays for page faults and connection set-up: keep it out of the estimate.
+    double per_call = c.time({0, 1, o.skew_us});
+    if (warmup > 1) {
+      int more = warmup - 1;
+      if (!o.warmup)
+        more = static_cast<int>(
+            std::clamp(kSecondsPerWarmup / per_call, 1.0, static_cast<double>(more)));
+      per_call = c.time({0, more, o.skew_us});
+    }
+    if (!o.iters && per_call > 0) {
+      const double affordable = kSecondsPerMeasurement / per_call;
+      iters = static_cast<int>(std::clamp(std::min(affordable, static_cast<double>(iters)),
+                                          static_cast<double>(kMinIters),
+                                          static_cast<double>(kMaxIters)));
+    }
+  }
+  // The timed calls run as a few repetitions and the median repetition is reported: on a
+  // shared or oversubscribed machine one preemption can inflate a whole mean, and the median
+  // discards it while each repetition still follows the OSU definition.
+  const int reps = std::min(o.reps, iters);
+  std::vector<double> means;
+  for (int r = 0; r < reps; ++r)
+    means.push_back(c.time({0, iters / reps + (r < iters % reps ? 1 : 0), o.skew_us}));
+  std::sort(means.begin(), means.end());
+  const std::size_t mid = means.size() / 2;
+  const double median = means.size() % 2 ? means[mid] : (means[mid - 1] + means[mid]) / 2;
+  return {median, iters};
+}
+
+// Sizes double from --min-size to --max-size; sizes that round to the same element count run once.
+std::vector<std::size_t> element_counts(const Options& o) {
+  std::vector<std::size_t> counts;
+  for (std::size_t bytes = std::max<std::size_t>(o.min_size, 1); bytes <= o.max_size;) {
+    const std::size_t count =
+        std::max<std::size_t>((bytes + sizeof(double) - 1) / sizeof(double), 1);
+    if (counts.empty() || counts.back() != count) counts.push_back(count);
+    if (bytes > o.max_size / 2) break;
+    bytes *= 2;
+  }
+  return counts;
+}
+
+// The settings that decide how the master-only baseline waits and where its threads run.
+std::string openmp_environment() {
+  std::string text;
+  for (const char* name : {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_PROC_BIND", "OMP_PLACES"}) {
+    const char* value = std::getenv(name);
+    text += (text.empty() ? "" : ", ") + std::string(name) + "=" + (value ? value : "(unset)");
+  }
+  return text;
+}
+
+[[noreturn]] void fail_verification(const CollectiveSpec& spec, std::size_t bytes,
+                                    const std::string& what) {
+  std::fprintf(stderr, "tlc-bench: WRONG RESULT in %s with %zu bytes per thread: %s\n", spec.name,
+               bytes, what.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  std::abort();
+}
+
+void sweep(const Options& o, const CollectiveSpec& spec, tlc::Team& team,
+           const tlc::Environment& env) {
+  int process = 0;
+  int processes = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &process);
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  const Context ctx{team, team.threads(), process, processes};
+  // Same order in every row; the slot index is also the column (tlc, mpi, master).
+  std::unique_ptr<Case> cases[] = {spec.tlc(ctx), spec.mpi(ctx), spec.master(ctx)};
+
+  std::unique_ptr<Reporter> reporter = make_reporter(o.format, std::cout);
+  RunInfo info;
+  info.spec = &spec;
+  info.processes = processes;
+  info.threads = team.threads();
+  info.lanes = team.lanes();
+  info.pinned = team.placement().pinned;
+  if (const char* node = std::getenv("TLC_NODE")) info.node_env = node;
+  info.mpi_version = tlc::Environment::mpi_library_version();
+  info.thread_level = tlc::Environment::thread_level_name(env.thread_level());
+  info.algorithm = o.algorithm;
+  info.iters_policy = iteration_policy(o);
+  info.skew_us = o.skew_us;
+  info.omp_env = openmp_environment();
+  // Oversubscription decides small-message times (whoever spins steals the core the awaited
+  // thread needs), so the header says when the node running rank 0 is oversubscribed.
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_processes = 1;
+  MPI_Comm_size(node, &node_processes);
+  MPI_Comm_free(&node);
+  info.node_threads = node_processes * team.threads();
+  info.node_pus = static_cast<int>(std::thread::hardware_concurrency());
+  if (process == 0) reporter->begin(info);
+
+  const Clock::time_point start = Clock::now();
+  const std::vector<std::size_t> counts =
+      spec.sized ? element_counts(o) : std::vector<std::size_t>{0};
+  for (const std::size_t count : counts) {
+    const std::size_t bytes = count * sizeof(double);
+    for (auto& c : cases) c->prepare(count);
+    for (auto& c : cases)
+      if (std::string what = c->verify(); !what.empty()) fail_verification(spec, bytes, what);
+
+    // Each implementation is warmed up right before it is timed, so none runs on caches and
+    // connections another one left behind.
+    const Measurement tlc = measure(*cases[0], bytes, o);
+    const Measurement mpi = measure(*cases[1], bytes, o);
+    const Measurement master = measure(*cases[2], bytes, o);
+    Row row;
+    row.bytes = spec.sized ? bytes : 0;
+    row.iters = tlc.iters;
+    row.tlc_s = tlc.seconds;
+    row.mpi_s = mpi.seconds;
+    row.master_s = master.seconds;
+    if (process == 0) reporter->row(row);
+  }
+  if (process == 0) {
+    reporter->end();
+    if (o.format == Format::table) std::printf("# sweep took %.1f s\n", seconds_since(start));
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+}  // namespace tlc_bench
+
+int main(int argc, char** argv) {
+  using namespace tlc_bench;
+  tlc::Environment env(argc, argv);
+  int process = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &process);
+
+  // Problems with the command line are the same on every process: report once, exit cleanly.
+  Options options;
+  try {
+    options = parse_options(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    if (process == 0) std::cerr << "tlc-bench: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  if (options.help) {
+    if (process == 0) std::cout << usage(argv[0]);
+    return 0;
+  }
+  const CollectiveSpec* spec = find_collective(options.collective);
+  if (!spec) {
+    if (process == 0)
+      std::cerr << "tlc-bench: unknown collective '" << options.collective
+                << "' (available: " << collective_names() << ")\n";
+    return 2;
+  }
+
+  tlc::TeamOptions team_options;
+  team_options.threads = options.threads;
+  team_options.lanes = options.lanes;
+  team_options.pin = options.pin;
+  if (!options.algorithm.empty()) team_options.algorithms[spec->kind] = options.algorithm;
+
+  // Team construction agrees on errors across processes, so they can be reported once too.
+  std::unique_ptr<tlc::Team> team;
+  try {
+    team = std::make_unique<tlc::Team>(MPI_COMM_WORLD, team_options);
+  } catch (const std::exception& e) {
+    if (process == 0) std::cerr << "tlc-bench: cannot build the team: " << e.what() << "\n";
+    return 1;
+  }
+
+  // Later failures may hit one process only while the others wait in a collective.
+  try {
+    sweep(options, *spec, *team, env);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tlc-bench: process %d: %s\n", process, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return 0;
+}

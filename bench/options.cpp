@@ -1,0 +1,150 @@
+// Command line of tlc-bench.
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+
+#include "bench.hpp"
+
+namespace tlc_bench {
+
+namespace {
+
+long long parse_integer(const std::string& option, const std::string& text, long long min) {
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || errno || *end || value < min || value > std::numeric_limits<int>::max())
+    throw std::invalid_argument(option + " expects an integer >= " + std::to_string(min) +
+                                ", got '" + text + "'");
+  return value;
+}
+
+double parse_number(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end || !(value >= 0) || !std::isfinite(value))
+    throw std::invalid_argument(option + " expects a non-negative number, got '" + text + "'");
+  return value;
+}
+
+}  // namespace
+
+std::size_t parse_size(const std::string& text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  const std::string suffix = text.substr(digits);
+  int shift = -1;
+  if (suffix.empty()) shift = 0;
+  if (suffix == "K" || suffix == "k") shift = 10;
+  if (suffix == "M" || suffix == "m") shift = 20;
+  if (suffix == "G" || suffix == "g") shift = 30;
+  if (digits == 0 || shift < 0)
+    throw std::invalid_argument("'" + text + "' is not a size (bytes, or a number with K, M or G)");
+  errno = 0;
+  const unsigned long long value = std::strtoull(text.substr(0, digits).c_str(), nullptr, 10);
+  if (errno || value > (std::numeric_limits<std::size_t>::max() >> shift))
+    throw std::invalid_argument("size '" + text + "' is too large");
+  return static_cast<std::size_t>(value) << shift;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  bool csv = false;
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (const std::size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    // Options with a value take it from "--opt=value" or from the next argument.
+    auto take = [&]() -> std::string {
+      if (has_value) return value;
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+      return argv[++i];
+    };
+    auto flag = [&] {
+      if (has_value) throw std::invalid_argument(arg + " takes no value");
+    };
+    if (arg == "--collective") {
+      o.collective = take();
+    } else if (arg == "--min-size") {
+      o.min_size = parse_size(take());
+    } else if (arg == "--max-size") {
+      o.max_size = parse_size(take());
+    } else if (arg == "--threads") {
+      o.threads = static_cast<int>(parse_integer(arg, take(), 1));
+    } else if (arg == "--lanes") {
+      o.lanes = static_cast<int>(parse_integer(arg, take(), 1));
+    } else if (arg == "--algorithm") {
+      o.algorithm = take();
+    } else if (arg == "--iters") {
+      o.iters = static_cast<int>(parse_integer(arg, take(), 1));
+    } else if (arg == "--warmup") {
+      o.warmup = static_cast<int>(parse_integer(arg, take(), 0));
+    } else if (arg == "--reps") {
+      o.reps = static_cast<int>(parse_integer(arg, take(), 1));
+    } else if (arg == "--skew-us") {
+      o.skew_us = parse_number(arg, take());
+    } else if (arg == "--csv") {
+      flag();
+      csv = true;
+    } else if (arg == "--json") {
+      flag();
+      json = true;
+    } else if (arg == "--no-pin") {
+      flag();
+      o.pin = false;
+    } else if (arg == "--help" || arg == "-h") {
+      flag();
+      o.help = true;
+    } else {
+      throw std::invalid_argument("unknown option '" + std::string(argv[i]) + "'");
+    }
+  }
+  if (csv && json) throw std::invalid_argument("--csv and --json exclude each other");
+  if (csv) o.format = Format::csv;
+  if (json) o.format = Format::json;
+  if (o.min_size > o.max_size) throw std::invalid_argument("--min-size is larger than --max-size");
+  return o;
+}
+
+std::string usage(const char* program) {
+  return std::string("usage: mpiexec -n P ") + program +
+         " [options]\n"
+         "\n"
+         "Measures tlc collectives against raw MPI and the OpenMP master-only pattern, in the\n"
+         "same run on the same data. Launch one process per node, or set TLC_NODE=process when\n"
+         "several processes share a machine.\n"
+         "\n"
+         "  --collective NAME  allreduce (default) or barrier\n"
+         "  --min-size BYTES   smallest buffer per thread (default 8; suffixes K, M, G = 1024^n)\n"
+         "  --max-size BYTES   largest buffer per thread (default 64M); sizes double from min\n"
+         "  --threads N        threads per process (default 2)\n"
+         "  --lanes N          inter-process lanes of the tlc team (default: tlc's choice)\n"
+         "  --algorithm NAME   force a tlc algorithm for the collective (default: selector)\n"
+         "  --iters N          timed calls per size and implementation (default: adaptive,\n"
+         "                     min(256 MiB / size, 0.2 s / warm-up time per call) in [4, 1000])\n"
+         "  --warmup N         untimed calls before timing (default: iters/10 in [1, 100],\n"
+         "                     cut short after 0.05 s)\n"
+         "  --reps N           split the timed calls into N repetitions and report the median\n"
+         "                     repetition (default 5; 1: one OSU-style loop)\n"
+         "  --skew-us N        thread t of T arrives t*N/T microseconds late at every call\n"
+         "                     (tlc and master-only alike); times are then exit - arrival\n"
+         "  --csv              CSV instead of the table\n"
+         "  --json             JSON instead of the table\n"
+         "  --no-pin           do not pin tlc's threads (OpenMP follows OMP_PROC_BIND)\n"
+         "  --help             this text\n"
+         "\n"
+         "Sizes are bytes per thread buffer of doubles (rounded up to whole elements, at least\n"
+         "one). A time is the maximum over all threads of all processes of the mean per call\n"
+         "(median over the repetitions).\n";
+}
+
+}  // namespace tlc_bench

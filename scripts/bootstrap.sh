@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# The project's one set-up entry point (see README.md):
+#
+#   bash scripts/bootstrap.sh bench [tlc-bench options...]   install, build, run the allreduce benchmark
+#   bash scripts/bootstrap.sh test                           install, build, run the whole test suite
+#
+# Steps: (1) install the Debian packages that are missing (nothing is fetched when all are
+# present), (2) configure and build (incremental; fast when nothing changed), (3) run.
+# Environment: TLC_BUILD_DIR  build directory (default: build, relative to the repository root).
+# Exits non-zero on any failure.
+set -euo pipefail
+
+usage() {
+  cat >&2 <<'USAGE'
+usage: bash scripts/bootstrap.sh bench [tlc-bench options...]
+       bash scripts/bootstrap.sh test
+  bench  install missing packages, build, run tlc-bench (allreduce, 8 B .. 64 MiB) on 2 processes
+  test   install missing packages, build, run the whole test suite with ctest
+  TLC_BUILD_DIR chooses the build directory (default: build)
+USAGE
+}
+
+if [[ $# -lt 1 ]]; then
+  usage
+  exit 2
+fi
+mode=$1
+shift
+case "$mode" in
+  bench) ;;
+  test)
+    if [[ $# -gt 0 ]]; then
+      echo "bootstrap: 'test' takes no further arguments" >&2
+      usage
+      exit 2
+    fi
+    ;;
+  -h | --help | help)
+    usage
+    exit 0
+    ;;
+  *)
+    echo "bootstrap: unknown command '$mode'" >&2
+    usage
+    exit 2
+    ;;
+esac
+
+repo_root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+cd -- "$repo_root"
+build_dir=${TLC_BUILD_DIR:-build}
+
+log() { printf 'bootstrap: %s\n' "$*"; }
+
+# --- 1. packages ------------------------------------------------------------------------------
+packages=(build-essential cmake pkg-config libmpich-dev mpich libtbb-dev libhwloc-dev hwloc
+          libgtest-dev)
+
+install_packages() {
+  if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+    log "no dpkg/apt-get here: not installing anything; needs: ${packages[*]}"
+    return 0
+  fi
+  local missing=() pkg
+  for pkg in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$pkg")
+    fi
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    log "all packages present"
+    return 0
+  fi
+  local sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo=(sudo)
+    else
+      log "missing packages (${missing[*]}) and not root, no sudo: install them and re-run" >&2
+      return 1
+    fi
+  fi
+  log "installing: ${missing[*]}"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}"
+}
+
+# --- 2. configure and build ---------------------------------------------------------------------
+build() {
+  local jobs
+  jobs=$(nproc 2>/dev/null || echo 2)
+  # Always (re)configure: with an existing cache this only re-checks, and it picks up changed
+  # CMakeLists and a changed compiler.
+  log "configuring $build_dir"
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release
+  log "building with $jobs jobs"
+  cmake --build "$build_dir" -j "$jobs"
+}
+
+# The mpiexec that belongs to the MPI the build found (falls back to the one on PATH).
+find_mpiexec() {
+  local exe=""
+  if [[ -f "$build_dir/CMakeCache.txt" ]]; then
+    exe=$(sed -n 's/^MPIEXEC_EXECUTABLE:[A-Z]*=//p' "$build_dir/CMakeCache.txt" | head -n 1)
+  fi
+  if [[ -z "$exe" || "$exe" == *-NOTFOUND ]]; then
+    exe=$(command -v mpiexec || true)
+  fi
+  if [[ -z "$exe" ]]; then
+    log "no mpiexec found" >&2
+    return 1
+  fi
+  printf '%s\n' "$exe"
+}
+
+# --- 3. run --------------------------------------------------------------------------------------
+run_bench() {
+  local bench="$build_dir/bench/tlc-bench" mpiexec
+  if [[ ! -x "$bench" ]]; then
+    log "$bench was not built (is TLC_BUILD_BENCH off in $build_dir/CMakeCache.txt?)" >&2
+    return 1
+  fi
+  mpiexec=$(find_mpiexec)
+  # Both processes run on this machine: each counts as its own node.
+  export TLC_NODE=${TLC_NODE:-process}
+  log "TLC_NODE=$TLC_NODE $mpiexec -n 2 $bench --collective allreduce --min-size 8 --max-size 64M $*"
+  "$mpiexec" -n 2 "$bench" --collective allreduce --min-size 8 --max-size 64M "$@"
+}
+
+run_tests() {
+  local rc=0
+  ctest --test-dir "$build_dir" --output-on-failure --timeout 600 -j2 || rc=$?
+  echo
+  if [[ $rc -eq 0 ]]; then
+    log "test suite passed ($build_dir)"
+  else
+    log "test suite FAILED (ctest exit code $rc)"
+    local failed="$build_dir/Testing/Temporary/LastTestsFailed.log"
+    if [[ -s "$failed" ]]; then
+      log "failed tests:"
+      sed 's/^[0-9]*:/  /' "$failed"
+    fi
+  fi
+  return "$rc"
+}
+
+install_packages
+build
+case "$mode" in
+  bench) run_bench "$@" ;;
+  test) run_tests ;;
+esac
