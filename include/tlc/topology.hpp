@@ -47,6 +47,15 @@ class Topology {
   // launcher binding would. Throws tlc::Error(topology) if nothing remains.
   Topology restricted_to(const std::string& pu_list) const;
 
+  // Share `part` of `parts` equal shares of the allowed cores (consecutive cores, so a share
+  // stays inside a NUMA domain where it can). For several processes on one node that were all
+  // given the whole node: each takes its own cores instead of all pinning onto the same ones.
+  // With fewer cores than parts, part p gets core p % cores.
+  Topology share(int part, int parts) const;
+
+  // The allowed PUs as an hwloc list string, e.g. "0-15".
+  std::string allowed_pus() const;
+
   const detail::TopologyImpl& impl() const { return *impl_; }
 
  private:

@@ -1,10 +1,12 @@
 #include "inter/process_comm.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <thread>
 
 #include <tlc/error.hpp>
 
@@ -85,16 +87,31 @@ bool check_thread_level() {
   return g_serialize_mpi;
 }
 
-int max_processes_per_node(MPI_Comm comm) {
+NodeInfo node_info(MPI_Comm comm, std::uint64_t cpuset_key) {
   MPI_Comm node = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
             "MPI_Comm_split_type");
-  int local = 1;
-  MPI_Comm_size(node, &local);
+  NodeInfo info;
+  MPI_Comm_rank(node, &info.rank);
+  MPI_Comm_size(node, &info.size);
+  std::uint64_t keys[2] = {cpuset_key, ~cpuset_key}, extremes[2] = {0, 0};
+  int rc = MPI_Allreduce(keys, extremes, 2, MPI_UINT64_T, MPI_MAX, node);
   MPI_Comm_free(&node);
-  int largest = local;
-  check_mpi(MPI_Allreduce(&local, &largest, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-  return largest;
+  check_mpi(rc, "MPI_Allreduce");
+  info.same_cpusets = extremes[0] == cpuset_key && extremes[1] == ~cpuset_key;
+  check_mpi(MPI_Allreduce(&info.size, &info.largest, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  return info;
+}
+
+int threads_on_node(MPI_Comm comm, int threads) {
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+            "MPI_Comm_split_type");
+  int total = threads;
+  const int rc = MPI_Allreduce(&threads, &total, 1, MPI_INT, MPI_SUM, node);
+  MPI_Comm_free(&node);
+  check_mpi(rc, "MPI_Allreduce");
+  return total;
 }
 
 ProcessComm::ProcessComm(MPI_Comm parent) {
@@ -155,7 +172,33 @@ void ProcessComm::agree_or_throw(const std::string& local_error, int local_code)
                                  std::to_string(first_failed) + " (see its error)");
 }
 
+void ProcessComm::complete(MPI_Request& request, const char* what) {
+  for (int attempt = 0;; ++attempt) {
+    int done = 0;
+    {
+      auto lock = serialize();
+      check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+    }
+    if (done) return;
+    if (attempt < 64) continue;
+    if (attempt < 256) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+}
+
 void ProcessComm::barrier() {
+  if (polite_) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    {
+      auto lock = serialize();
+      check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+    }
+    complete(request, "MPI_Ibarrier");
+    return;
+  }
   auto lock = serialize();
   check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
 }
@@ -175,10 +218,21 @@ void ProcessComm::allreduce_in_place(void* buf, const ReduceCall& call) {
   auto* bytes = static_cast<std::byte*>(buf);
   for (std::size_t done = 0; done < call.count;) {
     const std::size_t n = std::min(max_chunk, call.count - done);
-    auto lock = serialize();
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, bytes + done * call.type.size, static_cast<int>(n), type,
-                            op, comm_),
-              "MPI_Allreduce");
+    void* piece = bytes + done * call.type.size;
+    if (polite_) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      {
+        auto lock = serialize();
+        check_mpi(
+            MPI_Iallreduce(MPI_IN_PLACE, piece, static_cast<int>(n), type, op, comm_, &request),
+            "MPI_Iallreduce");
+      }
+      complete(request, "MPI_Iallreduce");
+    } else {
+      auto lock = serialize();
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, piece, static_cast<int>(n), type, op, comm_),
+                "MPI_Allreduce");
+    }
     done += n;
   }
 }

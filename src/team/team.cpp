@@ -68,13 +68,13 @@ PlacementRequest placement_request(const TeamOptions& o) {
   return r;
 }
 
-WaitTuning wait_tuning(const TeamOptions& o, int threads, const Topology& topology) {
+WaitTuning wait_tuning(const TeamOptions& o, bool oversubscribed) {
   WaitTuning t;
   t.timeout_seconds =
       o.timeout_seconds > 0 ? o.timeout_seconds : env_seconds("TLC_TIMEOUT").value_or(0);
   // With more threads than processing units, a spinning waiter holds the core the awaited
   // thread needs: give it up almost at once.
-  if (threads > topology.pus()) {
+  if (oversubscribed) {
     t.spins = 50;
     t.yields = 4;
   }
@@ -90,15 +90,19 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
 
   // Everything that can fail locally is agreed on before the team's shape is exchanged, so a
   // bad option on one process is an error everywhere instead of a hang.
+  const NodeInfo node = node_info(comm_->get(), std::hash<std::string>{}(topology_.allowed_pus()));
   std::string error;
   int code = 0;
   try {
-    if (!node_is_process() && comm_->size() > 1 && max_processes_per_node(comm_->get()) > 1)
+    if (!node_is_process() && node.largest > 1)
       throw Error(Errc::topology,
                   "tlc: several MPI processes share a node, but tlc runs one process per node "
                   "with a team of threads. Launch one process per node (e.g. mpiexec -ppn 1), or "
                   "set TLC_NODE=process to treat every process as a node of its own (tests, "
                   "laptops)");
+    // Processes that share a node and were all given the whole node (no launcher binding)
+    // divide its cores, so their threads do not pile onto the same ones.
+    if (node.size > 1 && node.same_cpusets) topology_ = topology_.share(node.rank, node.size);
     placement_ = Placement::plan(topology_, placement_request(options));
     selector_ = Selector(options.algorithms);
   } catch (const Error& e) {
@@ -115,7 +119,14 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   size_ = 0;
   for (int c : counts) size_ += c;
 
-  waiter_.set_tuning(wait_tuning(options, threads_, topology_));
+  // Oversubscription is a property of the machine, not of this process: with TLC_NODE=process
+  // several processes share the cores.
+  const int node_threads = threads_on_node(comm_->get(), threads_);
+  const int node_pus =
+      std::max<int>(topology_.pus(), static_cast<int>(std::thread::hardware_concurrency()));
+  const bool oversubscribed = threads_ > topology_.pus() || node_threads > node_pus;
+  waiter_.set_tuning(wait_tuning(options, oversubscribed));
+  comm_->set_polite(oversubscribed);
   slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads_));
   if (serialized && comm_->rank() == 0)
     std::fprintf(stderr,

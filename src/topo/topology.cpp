@@ -374,4 +374,23 @@ Topology Topology::restricted_to(const std::string& pu_list) const {
   return Topology(std::make_shared<const TopologyImpl>(copy, wanted, impl_->source));
 }
 
+Topology Topology::share(int part, int parts) const {
+  if (parts < 1 || part < 0 || part >= parts)
+    throw Error(Errc::invalid_argument, "tlc: share " + std::to_string(part) + " of " +
+                                            std::to_string(parts) + " does not exist");
+  const std::size_t cores = impl_->cores.size();
+  const auto p = static_cast<std::size_t>(part), n = static_cast<std::size_t>(parts);
+  std::size_t first = p % cores, last = first + 1;
+  if (cores >= n) {
+    first = p * cores / n;
+    last = (p + 1) * cores / n;
+  }
+  std::string list;
+  for (std::size_t c = first; c < last; ++c)
+    list += (list.empty() ? "" : ",") + impl_->cores[c].cpuset;
+  return restricted_to(list);
+}
+
+std::string Topology::allowed_pus() const { return detail::bitmap_list(impl_->allowed); }
+
 }  // namespace tlc
