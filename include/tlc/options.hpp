@@ -35,7 +35,9 @@ struct TeamOptions {
   int threads_per_numa = 0;  // 0: spread evenly over NUMA domains
   int lanes = 0;  // inter-process lanes; 0: TLC_LANES, else threads_per_rail * rails, else 1
   int threads_per_rail = 0;  // lane threads per network rail
-  std::optional<bool> pin;   // bind threads to cores; unset: TLC_PIN, else on
+  // Bind threads to cores. true: pin, and a plan that cannot be pinned (more threads than PUs)
+  // is an error; false: never pin; unset: TLC_PIN, else pin when every thread fits on a PU.
+  std::optional<bool> pin;
   // Bitwise reproducible results for a fixed team shape (fixed combination order). Turning it
   // off lets arrival order decide where the op is inexact (floating point).
   bool reproducible = true;

@@ -40,10 +40,11 @@ std::optional<double> env_seconds(const char* name) {
   return value;
 }
 
-bool env_pin(std::optional<bool> option) {
+// Unset (no option, no TLC_PIN) means "pin when the plan fits the PUs".
+std::optional<bool> env_pin(std::optional<bool> option) {
   if (option) return *option;
   const char* text = std::getenv("TLC_PIN");
-  if (!text || !*text) return true;
+  if (!text || !*text) return std::nullopt;
   std::string v = text;
   if (v == "1" || v == "on" || v == "yes" || v == "true") return true;
   if (v == "0" || v == "off" || v == "no" || v == "false") return false;
@@ -64,7 +65,6 @@ PlacementRequest placement_request(const TeamOptions& o) {
   r.threads_per_numa = o.threads_per_numa;
   r.lanes = o.lanes ? o.lanes : static_cast<int>(env_integer("TLC_LANES").value_or(0));
   r.threads_per_rail = o.threads_per_rail;
-  r.pin = env_pin(o.pin);
   return r;
 }
 
@@ -103,7 +103,22 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
     // Processes that share a node and were all given the whole node (no launcher binding)
     // divide its cores, so their threads do not pile onto the same ones.
     if (node.size > 1 && node.same_cpusets) topology_ = topology_.share(node.rank, node.size);
-    placement_ = Placement::plan(topology_, placement_request(options));
+    PlacementRequest request = placement_request(options);
+    if (const std::optional<bool> pin = env_pin(options.pin)) {
+      request.pin = *pin;  // asked for explicitly: a plan that cannot be pinned is an error
+      placement_ = Placement::plan(topology_, request);
+    } else {
+      // Default: pin when every thread gets a PU of its own, otherwise run unpinned (more
+      // threads than PUs is a legitimate choice, e.g. for tests); placement() says which.
+      try {
+        request.pin = true;
+        placement_ = Placement::plan(topology_, request);
+      } catch (const Error& e) {
+        if (e.code() != Errc::topology) throw;
+        request.pin = false;
+        placement_ = Placement::plan(topology_, request);
+      }
+    }
     selector_ = Selector(options.algorithms);
   } catch (const Error& e) {
     error = e.what();

@@ -1,6 +1,7 @@
 // Team identity (global ranks, process-major), barrier ordering, attach from the application's
 // own threads, and the run/attach exclusivity rules.
 #include <atomic>
+#include <cstdlib>
 #include <set>
 #include <thread>
 
@@ -122,6 +123,32 @@ TEST(TeamRules, RunRepeatedlyReusesThreads) {
   std::atomic<int> calls{0};
   for (int i = 0; i < 50; ++i) team.run([&](tlc::Thread&) { calls.fetch_add(1); });
   EXPECT_EQ(calls.load(), 150);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(TeamRules, DefaultPinningPinsOnlyWhatFits) {
+  // ctest sets TLC_PIN=0; this test is about the default, so it clears it for the moment.
+  const std::string saved = std::getenv("TLC_PIN") ? std::getenv("TLC_PIN") : "";
+  ::unsetenv("TLC_PIN");
+  tlc::TeamOptions o;
+  o.threads = 1;
+  {
+    tlc::Team team(MPI_COMM_WORLD, o);
+    EXPECT_TRUE(team.placement().pinned);
+    EXPECT_FALSE(team.placement().threads[0].cpuset.empty());
+  }
+  o.threads = 64;  // more than this test machine's PUs: runs unpinned instead of failing
+  {
+    tlc::Team team(MPI_COMM_WORLD, o);
+    if (team.topology().pus() < 64) EXPECT_FALSE(team.placement().pinned);
+    EXPECT_EQ(team.threads(), 64);
+  }
+  o.pin = true;  // but an explicit request that cannot be honoured is an error
+  if (tlc::Topology::detect().pus() < 64) EXPECT_THROW(tlc::Team(MPI_COMM_WORLD, o), tlc::Error);
+  if (!saved.empty()) ::setenv("TLC_PIN", saved.c_str(), 1);
 }
 
 }  // namespace
