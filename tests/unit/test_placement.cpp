@@ -12,16 +12,11 @@
 #include <tlc/error.hpp>
 #include <tlc/topology.hpp>
 
+#include "unit/test_data.hpp"
+
 namespace {
 
-std::string data_path(const std::string& name) {
-  const char* dir = std::getenv("TLC_DATA_DIR");
-  const std::filesystem::path base =
-      (dir != nullptr && *dir != '\0')
-          ? std::filesystem::path(dir)
-          : std::filesystem::path(__FILE__).parent_path().parent_path() / "data";
-  return (base / name).string();
-}
+using tlc_test::data_path;
 
 const tlc::Topology& dual_socket() {
   static const tlc::Topology t = tlc::Topology::from_xml(data_path("dual_socket_two_rails.xml"));

@@ -14,18 +14,13 @@
 #include <tlc/error.hpp>
 #include <tlc/topology.hpp>
 
+#include "unit/test_data.hpp"
+
 #include "topo/topology_impl.hpp"
 
 namespace {
 
-std::string data_path(const std::string& name) {
-  const char* dir = std::getenv("TLC_DATA_DIR");
-  const std::filesystem::path base =
-      (dir != nullptr && *dir != '\0')
-          ? std::filesystem::path(dir)
-          : std::filesystem::path(__FILE__).parent_path().parent_path() / "data";
-  return (base / name).string();
-}
+using tlc_test::data_path;
 
 // A scratch file that removes itself; the name carries the test's pid so parallel runs of the
 // binary do not collide.
