@@ -27,7 +27,7 @@ struct Options {
   std::string collective = "allreduce";
   std::size_t min_size = 8;         // bytes per thread buffer
   std::size_t max_size = 64 << 20;  // bytes per thread buffer
-  int threads = 2;                  // per process
+  int threads = 0;                  // per process; 0: tlc's default (TLC_THREADS, else one per core)
   int lanes = 0;                    // 0: tlc's default
   std::string algorithm;            // empty: tlc's selector decides
   std::optional<int> iters;         // unset: adaptive per size
@@ -35,7 +35,7 @@ struct Options {
   int reps = 5;                     // the timed calls are split into reps; the median is reported
   double skew_us = 0;               // arrival skew spread over the threads of a process
   Format format = Format::table;
-  bool pin = true;
+  std::optional<bool> pin;         // unset: tlc pins only when every thread gets its own PU
   bool help = false;
 };
 

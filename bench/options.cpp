@@ -98,6 +98,9 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--json") {
       flag();
       json = true;
+    } else if (arg == "--pin") {
+      flag();
+      o.pin = true;
     } else if (arg == "--no-pin") {
       flag();
       o.pin = false;
@@ -126,7 +129,8 @@ std::string usage(const char* program) {
          "  --collective NAME  allreduce (default) or barrier\n"
          "  --min-size BYTES   smallest buffer per thread (default 8; suffixes K, M, G = 1024^n)\n"
          "  --max-size BYTES   largest buffer per thread (default 64M); sizes double from min\n"
-         "  --threads N        threads per process (default 2)\n"
+         "  --threads N        threads per process (default: TLC_THREADS, else one per core\n"
+         "                     of this process's share of the node)\n"
          "  --lanes N          inter-process lanes of the tlc team (default: tlc's choice)\n"
          "  --algorithm NAME   force a tlc algorithm for the collective (default: selector)\n"
          "  --iters N          timed calls per size and implementation (default: adaptive,\n"
@@ -139,7 +143,9 @@ std::string usage(const char* program) {
          "                     (tlc and master-only alike); times are then exit - arrival\n"
          "  --csv              CSV instead of the table\n"
          "  --json             JSON instead of the table\n"
-         "  --no-pin           do not pin tlc's threads (OpenMP follows OMP_PROC_BIND)\n"
+         "  --pin              pin tlc's threads; an error if they do not fit on the PUs\n"
+         "  --no-pin           do not pin tlc's threads (default: pin when every thread has\n"
+         "                     its own PU; OpenMP follows OMP_PROC_BIND either way)\n"
          "  --help             this text\n"
          "\n"
          "Sizes are bytes per thread buffer of doubles (rounded up to whole elements, at least\n"
