@@ -9,45 +9,65 @@
 #include <type_traits>
 
 #include <tlc/ops.hpp>
+#include <tlc/options.hpp>
 #include <tlc/types.hpp>
 
 namespace tlc {
 
+// Marks the in-place form of gather (at the root: the root's own block is already in place in
+// the receive buffer) and scatter (at the root: the root keeps its block in the send buffer),
+// as MPI_IN_PLACE does.
+struct in_place_t {
+  explicit in_place_t() = default;
+};
+inline constexpr in_place_t in_place{};
+
 namespace detail {
 class TeamImpl;
 
-// The type-erased form of a reduction call: what the compiled algorithms work on.
-struct ReduceCall {
-  const void* send = nullptr;  // == recv for in-place
+// The type-erased form of a collective call: what the compiled algorithms work on. The thin
+// templates of tlc::Thread reduce every call to this (DESIGN section 3).
+struct Call {
+  Collective collective = Collective::barrier;
+  const void* send = nullptr;  // == recv for in-place forms
   void* recv = nullptr;
-  std::size_t count = 0;       // elements sent by this thread
-  std::size_t recv_count = 0;  // elements the receive buffer holds (validated per collective)
+  std::size_t send_count = 0;  // elements the send buffer holds
+  std::size_t recv_count = 0;  // elements the receive buffer holds
+  bool in_place = false;       // this thread's contribution is in recv (layout per collective)
+  int root = -1;               // global thread rank; -1 for collectives without a root
   TypeInfo type{};
+  // Reductions only.
   BuiltinOp op = BuiltinOp::none;
   CombineFn combine = nullptr;
   const void* op_object = nullptr;
-  bool commutative = false;
+  bool commutative = true;
+  // v-variants only: one entry per global rank, in elements.
+  std::span<const std::size_t> send_counts, send_displs, recv_counts, recv_displs;
 };
 
-void barrier(TeamImpl& team, int local_index);
-void allreduce(TeamImpl& team, int local_index, const ReduceCall& call);
+void run_collective(TeamImpl& team, int local_index, const Call& call);
 
-template <class Op, class T>
-ReduceCall make_reduce_call(const T* send, T* recv, std::size_t count, std::size_t recv_count,
-                            const Op& op) {
-  static_assert(std::is_invocable_r_v<T, const Op&, const T&, const T&>,
-                "a reduction op must be callable as T op(const T&, const T&)");
-  ReduceCall call;
+template <class T>
+Call make_call(Collective collective, const T* send, std::size_t send_count, T* recv,
+               std::size_t recv_count) {
+  Call call;
+  call.collective = collective;
   call.send = send;
+  call.send_count = send_count;
   call.recv = recv;
-  call.count = count;
   call.recv_count = recv_count;
   call.type = type_info_of<T>();
+  return call;
+}
+
+template <class T, class Op>
+void set_op(Call& call, const Op& op) {
+  static_assert(std::is_invocable_r_v<T, const Op&, const T&, const T&>,
+                "a reduction op must be callable as T op(const T&, const T&)");
   call.op = builtin_op<Op>::value;
   call.combine = &combine<T, Op>;
   call.op_object = &op;
   call.commutative = is_commutative<Op>::value;
-  return call;
 }
 }  // namespace detail
 
@@ -58,6 +78,10 @@ concept ElementRange = std::ranges::contiguous_range<R> && std::ranges::sized_ra
 template <class R>
 concept MutableElementRange =
     ElementRange<R> && !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<R>>>;
+
+template <class Send, class Recv>
+concept SameElements = std::same_as<std::remove_cv_t<std::ranges::range_value_t<Send>>,
+                                    std::ranges::range_value_t<Recv>>;
 
 class Thread {
  public:
@@ -76,30 +100,257 @@ class Thread {
   int process() const noexcept { return process_; }    // rank of this process
   int processes() const noexcept { return processes_; }
 
-  void barrier() { detail::barrier(*team_, local_); }
+  // Every thread of the team calls the same collectives in the same order, as MPI ranks do.
+  // Sizes are in elements. A root is a global thread rank. Buffers a rank does not use (the
+  // receive buffer of a non-root in reduce/gather, the send buffer of a non-root in scatter)
+  // may be empty. Bad arguments throw tlc::Error on every thread of the process before any
+  // buffer is written.
+
+  void barrier() { detail::run_collective(*team_, local_, barrier_call()); }
+
+  // buf of the root is copied into buf of every rank; all pass the same size.
+  template <MutableElementRange Buf>
+  void bcast(Buf&& buf, int root) {
+    auto b = buf_span(buf);
+    auto call = detail::make_call(Collective::bcast, b.data(), b.size(), b.data(), b.size());
+    call.in_place = true;
+    call.root = root;
+    run(call);
+  }
+
+  // recv of the root = op over all ranks (rank order) of send; recv.size() == send.size() there.
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv>
+  void reduce(Send&& send, Recv&& recv, int root, Op op = {}) {
+    run(reduction(Collective::reduce, send_span(send), buf_span(recv), root, op));
+  }
+  // In place: buf is every rank's contribution; the root's buf receives the result.
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) void reduce(Buf&& buf, int root, Op op = {}) {
+    run(in_place_reduction(Collective::reduce, buf_span(buf), root, op));
+  }
 
   // recv[i] = op over all ranks r (in rank order) of send_r[i]; recv.size() == send.size().
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
-  requires std::same_as<std::remove_cv_t<std::ranges::range_value_t<Send>>,
-                        std::ranges::range_value_t<Recv>>
+  requires SameElements<Send, Recv>
   void allreduce(Send&& send, Recv&& recv, Op op = {}) {
-    using T = std::ranges::range_value_t<Recv>;
-    std::span<const T> s(send);
-    std::span<T> r(recv);
-    detail::allreduce(*team_, local_,
-                      detail::make_reduce_call<Op, T>(s.data(), r.data(), s.size(), r.size(), op));
+    run(reduction(Collective::allreduce, send_span(send), buf_span(recv), -1, op));
   }
-
   // In place: buf holds this thread's contribution on entry and the result on return.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) void allreduce(Buf&& buf, Op op = {}) {
-    using T = std::ranges::range_value_t<Buf>;
-    std::span<T> b(buf);
-    detail::allreduce(*team_, local_,
-                      detail::make_reduce_call<Op, T>(b.data(), b.data(), b.size(), b.size(), op));
+    run(in_place_reduction(Collective::allreduce, buf_span(buf), -1, op));
+  }
+
+  // recv = the send buffers of all ranks in rank order; recv.size() == size() * send.size().
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv>
+  void allgather(Send&& send, Recv&& recv) {
+    run(movement(Collective::allgather, send_span(send), buf_span(recv), -1));
+  }
+  // In place: buf.size() == size() * n, this rank's block already at buf[rank() * n].
+  template <MutableElementRange Buf>
+  void allgather(Buf&& buf) {
+    run(in_place_movement(Collective::allgather, buf_span(buf), -1));
+  }
+
+  // recv[displs[r] ...] = the send buffer of rank r, which holds counts[r] elements.
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv>
+  void allgatherv(Send&& send, Recv&& recv, std::span<const std::size_t> counts,
+                  std::span<const std::size_t> displs) {
+    auto call = movement(Collective::allgatherv, send_span(send), buf_span(recv), -1);
+    call.recv_counts = counts;
+    call.recv_displs = displs;
+    run(call);
+  }
+  // In place: this rank's block is already at buf[displs[rank()]].
+  template <MutableElementRange Buf>
+  void allgatherv(Buf&& buf, std::span<const std::size_t> counts,
+                  std::span<const std::size_t> displs) {
+    auto call = in_place_movement(Collective::allgatherv, buf_span(buf), -1);
+    call.recv_counts = counts;
+    call.recv_displs = displs;
+    run(call);
+  }
+
+  // recv of the root = the send buffers of all ranks in rank order (size() * send.size()).
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv>
+  void gather(Send&& send, Recv&& recv, int root) {
+    run(movement(Collective::gather, send_span(send), buf_span(recv), root));
+  }
+  // At the root only: its own block is already at recv[root * n].
+  template <MutableElementRange Recv>
+  void gather(in_place_t, Recv&& recv, int root) {
+    run(in_place_movement(Collective::gather, buf_span(recv), root));
+  }
+
+  // recv of the root at displs[r] = the send buffer of rank r (counts[r] elements). counts and
+  // displs are read at the root only.
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv>
+  void gatherv(Send&& send, Recv&& recv, std::span<const std::size_t> counts,
+               std::span<const std::size_t> displs, int root) {
+    auto call = movement(Collective::gatherv, send_span(send), buf_span(recv), root);
+    call.recv_counts = counts;
+    call.recv_displs = displs;
+    run(call);
+  }
+  template <MutableElementRange Recv>
+  void gatherv(in_place_t, Recv&& recv, std::span<const std::size_t> counts,
+               std::span<const std::size_t> displs, int root) {
+    auto call = in_place_movement(Collective::gatherv, buf_span(recv), root);
+    call.recv_counts = counts;
+    call.recv_displs = displs;
+    run(call);
+  }
+
+  // recv of rank r = block r of the root's send buffer (send.size() == size() * recv.size()).
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv>
+  void scatter(Send&& send, Recv&& recv, int root) {
+    run(movement(Collective::scatter, send_span(send), buf_span(recv), root));
+  }
+  // At the root only: the root's block stays in send.
+  template <ElementRange Send>
+  void scatter(Send&& send, in_place_t, int root) {
+    auto s = send_span(send);
+    using T = std::ranges::range_value_t<Send>;
+    auto call = detail::make_call<T>(Collective::scatter, s.data(), s.size(), nullptr, 0);
+    call.in_place = true;
+    call.root = root;
+    run(call);
+  }
+
+  // recv of rank r = counts[r] elements of the root's send buffer from displs[r]. counts and
+  // displs are read at the root only.
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv>
+  void scatterv(Send&& send, std::span<const std::size_t> counts,
+                std::span<const std::size_t> displs, Recv&& recv, int root) {
+    auto call = movement(Collective::scatterv, send_span(send), buf_span(recv), root);
+    call.send_counts = counts;
+    call.send_displs = displs;
+    run(call);
+  }
+  template <ElementRange Send>
+  void scatterv(Send&& send, std::span<const std::size_t> counts,
+                std::span<const std::size_t> displs, in_place_t, int root) {
+    auto s = send_span(send);
+    using T = std::ranges::range_value_t<Send>;
+    auto call = detail::make_call<T>(Collective::scatterv, s.data(), s.size(), nullptr, 0);
+    call.in_place = true;
+    call.root = root;
+    call.send_counts = counts;
+    call.send_displs = displs;
+    run(call);
+  }
+
+  // Block j of rank i's send goes to block i of rank j's recv; both hold size() * n elements.
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv>
+  void alltoall(Send&& send, Recv&& recv) {
+    run(movement(Collective::alltoall, send_span(send), buf_span(recv), -1));
+  }
+  template <MutableElementRange Buf>
+  void alltoall(Buf&& buf) {
+    run(in_place_movement(Collective::alltoall, buf_span(buf), -1));
+  }
+
+  // send_counts[j] elements from send[send_displs[j]] go to rank j, which receives them at
+  // recv[recv_displs[i]] (recv_counts[i] elements, equal to what rank i sends it).
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv>
+  void alltoallv(Send&& send, std::span<const std::size_t> send_counts,
+                 std::span<const std::size_t> send_displs, Recv&& recv,
+                 std::span<const std::size_t> recv_counts,
+                 std::span<const std::size_t> recv_displs) {
+    auto call = movement(Collective::alltoallv, send_span(send), buf_span(recv), -1);
+    call.send_counts = send_counts;
+    call.send_displs = send_displs;
+    call.recv_counts = recv_counts;
+    call.recv_displs = recv_displs;
+    run(call);
+  }
+
+  // recv of rank r = block r (recv.size() elements) of the element-wise reduction of all send
+  // buffers (size() * recv.size() elements each).
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv>
+  void reduce_scatter_block(Send&& send, Recv&& recv, Op op = {}) {
+    run(reduction(Collective::reduce_scatter_block, send_span(send), buf_span(recv), -1, op));
+  }
+  // In place: buf holds size() * n inputs; the result block lands in buf[0, n).
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) void reduce_scatter_block(Buf&& buf, Op op = {}) {
+    run(in_place_reduction(Collective::reduce_scatter_block, buf_span(buf), -1, op));
+  }
+
+  // recv of rank r = op over ranks 0..r (in rank order) of send.
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv>
+  void scan(Send&& send, Recv&& recv, Op op = {}) {
+    run(reduction(Collective::scan, send_span(send), buf_span(recv), -1, op));
+  }
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) void scan(Buf&& buf, Op op = {}) {
+    run(in_place_reduction(Collective::scan, buf_span(buf), -1, op));
+  }
+
+  // recv of rank r = op over ranks 0..r-1; rank 0's recv is left untouched.
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv>
+  void exscan(Send&& send, Recv&& recv, Op op = {}) {
+    run(reduction(Collective::exscan, send_span(send), buf_span(recv), -1, op));
+  }
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) void exscan(Buf&& buf, Op op = {}) {
+    run(in_place_reduction(Collective::exscan, buf_span(buf), -1, op));
   }
 
  private:
+  template <class R>
+  static auto send_span(R&& range) {
+    return std::span<const std::remove_cv_t<std::ranges::range_value_t<R>>>(range);
+  }
+  template <class R>
+  static auto buf_span(R&& range) {
+    return std::span<std::ranges::range_value_t<R>>(range);
+  }
+  static detail::Call barrier_call() { return {}; }
+  void run(const detail::Call& call) { detail::run_collective(*team_, local_, call); }
+
+  template <class T>
+  static detail::Call movement(Collective collective, std::span<const T> send, std::span<T> recv,
+                               int root) {
+    auto call =
+        detail::make_call<T>(collective, send.data(), send.size(), recv.data(), recv.size());
+    call.root = root;
+    return call;
+  }
+  template <class T>
+  static detail::Call in_place_movement(Collective collective, std::span<T> buf, int root) {
+    auto call = detail::make_call<T>(collective, buf.data(), buf.size(), buf.data(), buf.size());
+    call.in_place = true;
+    call.root = root;
+    return call;
+  }
+  template <class T, class Op>
+  static detail::Call reduction(Collective collective, std::span<const T> send, std::span<T> recv,
+                                int root, const Op& op) {
+    auto call = movement(collective, send, recv, root);
+    detail::set_op<T>(call, op);
+    return call;
+  }
+  template <class T, class Op>
+  static detail::Call in_place_reduction(Collective collective, std::span<T> buf, int root,
+                                         const Op& op) {
+    auto call = in_place_movement(collective, buf, root);
+    detail::set_op<T>(call, op);
+    return call;
+  }
+
   friend class Team;
   friend class detail::TeamImpl;
   Thread(detail::TeamImpl* team, int local_index, bool attached);

@@ -1,12 +1,40 @@
-// The algorithms, one file each. Each starts with TeamImpl::begin_call (publish, rendezvous,
-// validate), so threads that disagree fail together before the algorithms could diverge.
+// The algorithms, one file per family. Each starts with TeamImpl::begin_call (publish,
+// rendezvous, validate), so threads that disagree fail together before any data moves. The
+// descriptor carries the checked call; the selector has already decided which one runs.
 #pragma once
 
+#include <cstddef>
+#include <span>
+
+#include "intra/copy_plan.hpp"
 #include "team/team_impl.hpp"
 
 namespace tlc::detail {
 
-void barrier_hierarchical(TeamImpl& team, int me, CallDescriptor call);
-void allreduce_hierarchical(TeamImpl& team, int me, const ReduceCall& call, CallDescriptor d);
+void barrier_hierarchical(TeamImpl& team, int me, CallDescriptor d);
+void run_flat(TeamImpl& team, int me, CallDescriptor d);          // algo/flat.cpp
+void run_sliced(TeamImpl& team, int me, CallDescriptor d);        // algo/sliced.cpp
+void run_two_level(TeamImpl& team, int me, CallDescriptor d);     // algo/two_level.cpp
+void run_hierarchical(TeamImpl& team, int me, CallDescriptor d);  // algo/hierarchical.cpp
+
+// --- Helpers shared by the single-process algorithms (algo/local_plan.cpp) ---
+using CallView = TeamImpl::CallView;
+
+inline const std::byte* contribution_of(const CallView& view, int t) {
+  return static_cast<const std::byte*>(view[t].contribution);
+}
+inline std::byte* recv_of(const CallView& view, int t) {
+  return static_cast<std::byte*>(view[t].call.recv);
+}
+bool all_carried(const CallView& view, int threads);
+
+// The copies of a data-moving collective (bcast, gather(v), scatter(v), allgather(v),
+// alltoall(v)) inside a single-process team; with target >= 0 only those into that thread's
+// output.
+void build_local_plan(CopyPlan& plan, const CallView& view, int threads, int target);
+
+// Per-thread scratch vectors of pointers, reused across calls.
+std::span<const void*> input_pointers(std::size_t n);
+std::span<void*> output_pointers(std::size_t n);
 
 }  // namespace tlc::detail

@@ -189,52 +189,188 @@ void ProcessComm::complete(MPI_Request& request, const char* what) {
   }
 }
 
-void ProcessComm::barrier() {
+template <class Blocking, class Nonblocking>
+void ProcessComm::call(const char* what, Blocking blocking, Nonblocking nonblocking) {
   if (polite_) {
     MPI_Request request = MPI_REQUEST_NULL;
     {
       auto lock = serialize();
-      check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+      check_mpi(nonblocking(&request), what);
     }
-    complete(request, "MPI_Ibarrier");
+    complete(request, what);
     return;
   }
   auto lock = serialize();
-  check_mpi(MPI_Barrier(comm_), "MPI_Barrier");
+  check_mpi(blocking(), what);
 }
 
-void ProcessComm::allreduce_in_place(void* buf, const ReduceCall& call) {
-  MPI_Datatype type = predefined_datatype(call.type);
-  MPI_Op op = predefined_op(call.op, call.type);
-  UserOpContext context{call.combine, call.op_object};
-  std::optional<UserDatatype> user_type;
-  if (op == MPI_OP_NULL) {
-    user_type.emplace(call.type.size, &context);
-    type = user_type->type;
-    op = call.commutative ? user_op_commutative_ : user_op_ordered_;
-  }
-  // MPI counts are int: large buffers go in pieces.
-  constexpr std::size_t max_chunk = INT_MAX;
-  auto* bytes = static_cast<std::byte*>(buf);
-  for (std::size_t done = 0; done < call.count;) {
-    const std::size_t n = std::min(max_chunk, call.count - done);
-    void* piece = bytes + done * call.type.size;
-    if (polite_) {
-      MPI_Request request = MPI_REQUEST_NULL;
-      {
-        auto lock = serialize();
-        check_mpi(
-            MPI_Iallreduce(MPI_IN_PLACE, piece, static_cast<int>(n), type, op, comm_, &request),
-            "MPI_Iallreduce");
-      }
-      complete(request, "MPI_Iallreduce");
-    } else {
-      auto lock = serialize();
-      check_mpi(MPI_Allreduce(MPI_IN_PLACE, piece, static_cast<int>(n), type, op, comm_),
-                "MPI_Allreduce");
+namespace {
+
+// The MPI datatype and op of a reduction: MPI's own for built-in ops on built-in types, else a
+// datatype carrying the combine function and a user op that calls it.
+class Reduction {
+ public:
+  Reduction(const Call& call, MPI_Op commutative, MPI_Op ordered)
+      : context_{call.combine, call.op_object} {
+    type_ = predefined_datatype(call.type);
+    op_ = predefined_op(call.op, call.type);
+    if (op_ == MPI_OP_NULL) {
+      user_type_.emplace(call.type.size, &context_);
+      type_ = user_type_->type;
+      op_ = call.commutative ? commutative : ordered;
     }
-    done += n;
   }
+  Reduction(const Reduction&) = delete;
+  Reduction& operator=(const Reduction&) = delete;
+  MPI_Datatype type() const noexcept { return type_; }
+  MPI_Op op() const noexcept { return op_; }
+
+ private:
+  UserOpContext context_;
+  std::optional<UserDatatype> user_type_;
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+  MPI_Op op_ = MPI_OP_NULL;
+};
+
+MPI_Count mpi_count(std::size_t n) { return static_cast<MPI_Count>(n); }
+
+}  // namespace
+
+void ProcessComm::barrier() {
+  call(
+      "MPI_Barrier", [&] { return MPI_Barrier(comm_); },
+      [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
+}
+
+void ProcessComm::bcast(void* buf, std::size_t bytes, int root) {
+  if (bytes == 0) return;
+  call(
+      "MPI_Bcast", [&] { return MPI_Bcast_c(buf, mpi_count(bytes), MPI_BYTE, root, comm_); },
+      [&](MPI_Request* r) {
+        return MPI_Ibcast_c(buf, mpi_count(bytes), MPI_BYTE, root, comm_, r);
+      });
+}
+
+void ProcessComm::allreduce_in_place(void* buf, std::size_t count, const Call& c) {
+  if (count == 0) return;
+  Reduction red(c, user_op_commutative_, user_op_ordered_);
+  call(
+      "MPI_Allreduce",
+      [&] {
+        return MPI_Allreduce_c(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_);
+      },
+      [&](MPI_Request* r) {
+        return MPI_Iallreduce_c(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_,
+                                r);
+      });
+}
+
+void ProcessComm::reduce_in_place(void* buf, std::size_t count, const Call& c, int root) {
+  if (count == 0) return;
+  Reduction red(c, user_op_commutative_, user_op_ordered_);
+  const void* send = rank_ == root ? MPI_IN_PLACE : buf;
+  void* recv = rank_ == root ? buf : nullptr;
+  call(
+      "MPI_Reduce",
+      [&] { return MPI_Reduce_c(send, recv, mpi_count(count), red.type(), red.op(), root, comm_); },
+      [&](MPI_Request* r) {
+        return MPI_Ireduce_c(send, recv, mpi_count(count), red.type(), red.op(), root, comm_, r);
+      });
+}
+
+void ProcessComm::reduce_scatter(const void* send, void* recv, std::span<const MPI_Count> counts,
+                                 const Call& c) {
+  MPI_Count total = 0;
+  for (MPI_Count n : counts) total += n;
+  if (total == 0) return;
+  Reduction red(c, user_op_commutative_, user_op_ordered_);
+  call(
+      "MPI_Reduce_scatter",
+      [&] { return MPI_Reduce_scatter_c(send, recv, counts.data(), red.type(), red.op(), comm_); },
+      [&](MPI_Request* r) {
+        return MPI_Ireduce_scatter_c(send, recv, counts.data(), red.type(), red.op(), comm_, r);
+      });
+}
+
+void ProcessComm::exscan_in_place(void* buf, std::size_t count, const Call& c) {
+  if (count == 0) return;
+  Reduction red(c, user_op_commutative_, user_op_ordered_);
+  call(
+      "MPI_Exscan",
+      [&] {
+        return MPI_Exscan_c(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_);
+      },
+      [&](MPI_Request* r) {
+        return MPI_Iexscan_c(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_, r);
+      });
+}
+
+void ProcessComm::allgatherv_in_place(void* buf, std::span<const MPI_Count> bytes,
+                                      std::span<const MPI_Aint> displs) {
+  call(
+      "MPI_Allgatherv",
+      [&] {
+        return MPI_Allgatherv_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, bytes.data(),
+                                displs.data(), MPI_BYTE, comm_);
+      },
+      [&](MPI_Request* r) {
+        return MPI_Iallgatherv_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, bytes.data(),
+                                 displs.data(), MPI_BYTE, comm_, r);
+      });
+}
+
+void ProcessComm::gatherv(const void* send, std::size_t send_bytes, void* recv,
+                          std::span<const MPI_Count> bytes, std::span<const MPI_Aint> displs,
+                          int root) {
+  const bool at_root = rank_ == root;
+  const void* s = at_root ? MPI_IN_PLACE : send;
+  call(
+      "MPI_Gatherv",
+      [&] {
+        return MPI_Gatherv_c(s, mpi_count(send_bytes), MPI_BYTE, recv,
+                             at_root ? bytes.data() : nullptr, at_root ? displs.data() : nullptr,
+                             MPI_BYTE, root, comm_);
+      },
+      [&](MPI_Request* r) {
+        return MPI_Igatherv_c(s, mpi_count(send_bytes), MPI_BYTE, recv,
+                              at_root ? bytes.data() : nullptr, at_root ? displs.data() : nullptr,
+                              MPI_BYTE, root, comm_, r);
+      });
+}
+
+void ProcessComm::scatterv(const void* send, std::span<const MPI_Count> bytes,
+                           std::span<const MPI_Aint> displs, void* recv, std::size_t recv_bytes,
+                           int root) {
+  const bool at_root = rank_ == root;
+  void* rv = at_root ? MPI_IN_PLACE : recv;
+  call(
+      "MPI_Scatterv",
+      [&] {
+        return MPI_Scatterv_c(send, at_root ? bytes.data() : nullptr,
+                              at_root ? displs.data() : nullptr, MPI_BYTE, rv,
+                              mpi_count(recv_bytes), MPI_BYTE, root, comm_);
+      },
+      [&](MPI_Request* r) {
+        return MPI_Iscatterv_c(send, at_root ? bytes.data() : nullptr,
+                               at_root ? displs.data() : nullptr, MPI_BYTE, rv,
+                               mpi_count(recv_bytes), MPI_BYTE, root, comm_, r);
+      });
+}
+
+void ProcessComm::alltoallv(const void* send, std::span<const MPI_Count> send_bytes,
+                            std::span<const MPI_Aint> send_displs, void* recv,
+                            std::span<const MPI_Count> recv_bytes,
+                            std::span<const MPI_Aint> recv_displs) {
+  call(
+      "MPI_Alltoallv",
+      [&] {
+        return MPI_Alltoallv_c(send, send_bytes.data(), send_displs.data(), MPI_BYTE, recv,
+                               recv_bytes.data(), recv_displs.data(), MPI_BYTE, comm_);
+      },
+      [&](MPI_Request* r) {
+        return MPI_Ialltoallv_c(send, send_bytes.data(), send_displs.data(), MPI_BYTE, recv,
+                                recv_bytes.data(), recv_displs.data(), MPI_BYTE, comm_, r);
+      });
 }
 
 }  // namespace tlc::detail

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,10 +41,34 @@ class ProcessComm {
   void set_polite(bool polite) noexcept { polite_ = polite; }
   bool polite() const noexcept { return polite_; }
 
+  // The collectives leaders run on the team's staging buffers. Data movement is in bytes;
+  // reductions take `count` elements of call.type combined with call's op, in process rank
+  // order for non-commutative ops. Roots are process ranks. All use MPI-4 large counts.
   void barrier();
-  // In place on buf: the reduction of every process's buf (call.count elements), combined in
-  // process rank order for non-commutative ops.
-  void allreduce_in_place(void* buf, const ReduceCall& call);
+  void bcast(void* buf, std::size_t bytes, int root);
+  // In place on buf: the reduction of every process's buf.
+  void allreduce_in_place(void* buf, std::size_t count, const Call& call);
+  // In place at the root (result in buf there); buf is only read elsewhere.
+  void reduce_in_place(void* buf, std::size_t count, const Call& call, int root);
+  // send holds sum(counts) elements; this process's block (counts[rank()] elements) of the
+  // reduction lands in recv. (Not in place: MPICH 4.0's in-place form memcpys overlapping
+  // ranges.)
+  void reduce_scatter(const void* send, void* recv, std::span<const MPI_Count> counts,
+                      const Call& call);
+  // In place: buf becomes the reduction over lower processes; undefined on process 0.
+  void exscan_in_place(void* buf, std::size_t count, const Call& call);
+  // In place: process p's bytes[p] bytes are already at buf + displs[p].
+  void allgatherv_in_place(void* buf, std::span<const MPI_Count> bytes,
+                           std::span<const MPI_Aint> displs);
+  // At the root, in place: its own block is already at recv + displs[root].
+  void gatherv(const void* send, std::size_t send_bytes, void* recv,
+               std::span<const MPI_Count> bytes, std::span<const MPI_Aint> displs, int root);
+  // At the root, in place: its own block stays in send.
+  void scatterv(const void* send, std::span<const MPI_Count> bytes,
+                std::span<const MPI_Aint> displs, void* recv, std::size_t recv_bytes, int root);
+  void alltoallv(const void* send, std::span<const MPI_Count> send_bytes,
+                 std::span<const MPI_Aint> send_displs, void* recv,
+                 std::span<const MPI_Count> recv_bytes, std::span<const MPI_Aint> recv_displs);
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -54,6 +79,9 @@ class ProcessComm {
   bool polite_ = false;
   std::unique_lock<std::mutex> serialize();
   void complete(MPI_Request& request, const char* what);
+  // Runs the blocking form, or in polite mode the non-blocking form completed politely.
+  template <class Blocking, class Nonblocking>
+  void call(const char* what, Blocking blocking, Nonblocking nonblocking);
 };
 
 // Whether MPI is initialised with at least MPI_THREAD_SERIALIZED; throws otherwise.

@@ -9,13 +9,53 @@ namespace tlc::detail {
 
 namespace {
 
+constexpr const char* flat_summary =
+    "single process, small messages: contributions travel in the threads' flag slots, each "
+    "thread computes its own output, one rendezvous";
+constexpr const char* sliced_summary =
+    "single process, large messages: publish-and-slice, every thread moves an equal share of "
+    "all bytes (reductions fused with the write into every output)";
+constexpr const char* hierarchical_summary =
+    "intra-process phase into a staging buffer, thread 0 runs the MPI collective between "
+    "processes, intra-process phase out (single process: as sliced)";
+constexpr const char* two_level_summary =
+    "single process over several NUMA domains: reduce inside each domain, then across domains, "
+    "so each byte crosses the socket link once";
+
+#define TLC_DATA_COLLECTIVE(c)                                                           \
+  {Collective::c, "hierarchical", Algorithm::hierarchical, false, hierarchical_summary}, \
+      {Collective::c, "flat", Algorithm::flat, true, flat_summary}, {                    \
+    Collective::c, "sliced", Algorithm::sliced, true, sliced_summary                     \
+  }
+
+// The first entry of each collective is its multi-process default.
 constexpr AlgorithmInfo registry[] = {
-    {Collective::barrier, "hierarchical", Algorithm::barrier_hierarchical,
+    {Collective::barrier, "hierarchical", Algorithm::hierarchical, false,
      "rendezvous of the process's threads; thread 0 runs MPI_Barrier between processes"},
-    {Collective::allreduce, "hierarchical", Algorithm::allreduce_hierarchical,
-     "publish-and-slice reduce inside the process; thread 0 runs MPI_Allreduce on a staging "
-     "buffer between processes"},
+    TLC_DATA_COLLECTIVE(bcast),
+    TLC_DATA_COLLECTIVE(reduce),
+    {Collective::reduce, "two_level", Algorithm::two_level, true, two_level_summary},
+    TLC_DATA_COLLECTIVE(allreduce),
+    {Collective::allreduce, "two_level", Algorithm::two_level, true, two_level_summary},
+    TLC_DATA_COLLECTIVE(allgather),
+    TLC_DATA_COLLECTIVE(allgatherv),
+    TLC_DATA_COLLECTIVE(gather),
+    TLC_DATA_COLLECTIVE(gatherv),
+    TLC_DATA_COLLECTIVE(scatter),
+    TLC_DATA_COLLECTIVE(scatterv),
+    TLC_DATA_COLLECTIVE(alltoall),
+    TLC_DATA_COLLECTIVE(alltoallv),
+    TLC_DATA_COLLECTIVE(reduce_scatter_block),
+    TLC_DATA_COLLECTIVE(scan),
+    TLC_DATA_COLLECTIVE(exscan),
 };
+#undef TLC_DATA_COLLECTIVE
+
+bool has(Collective c, Algorithm a) {
+  for (const auto& info : registry)
+    if (info.collective == c && info.id == a) return true;
+  return false;
+}
 
 std::string env_name(Collective c) {
   std::string name = "TLC_ALGO_";
@@ -59,12 +99,31 @@ std::optional<Algorithm> Selector::forced(Collective collective) const {
   return forced_[static_cast<std::size_t>(collective)];
 }
 
-Algorithm Selector::choose(Collective collective, std::size_t, const TeamShape&) const {
+void Selector::check_forced_for(int processes) const {
+  if (processes == 1) return;
+  for (const auto& info : registry) {
+    if (!info.single_process || forced(info.collective) != info.id) continue;
+    throw Error(Errc::invalid_argument,
+                std::string("tlc: algorithm '") + info.name + "' forced for " +
+                    to_string(info.collective) +
+                    " works inside a single process only, but this team spans " +
+                    std::to_string(processes) + " processes (use 'hierarchical')");
+  }
+}
+
+// Without a cost model yet (the inter-process issue brings one): several processes take the
+// hierarchical path; one process takes flat up to flat_max_bytes per thread, two_level for
+// reductions over several NUMA domains, sliced otherwise. v-variants have per-rank sizes that
+// threads do not all know, so they take sliced, the choice that needs no agreement on sizes.
+Algorithm Selector::choose(Collective collective, std::size_t bytes, const TeamShape& shape) const {
   if (auto f = forced(collective)) return *f;
-  for (const auto& info : registry)
-    if (info.collective == collective) return info.id;
-  throw Error(Errc::unsupported,
-              std::string("tlc: no algorithm implements ") + to_string(collective) + " yet");
+  if (collective == Collective::barrier || shape.processes > 1) return Algorithm::hierarchical;
+  const bool v_variant = collective == Collective::allgatherv ||
+                         collective == Collective::gatherv || collective == Collective::scatterv ||
+                         collective == Collective::alltoallv;
+  if (!v_variant && bytes <= flat_max_bytes) return Algorithm::flat;
+  if (shape.numa_groups > 1 && has(collective, Algorithm::two_level)) return Algorithm::two_level;
+  return Algorithm::sliced;
 }
 
 }  // namespace tlc::detail

@@ -16,15 +16,19 @@
 
 namespace tlc::detail {
 
+// Algorithm families; which collectives have which is in algorithm_registry().
 enum class Algorithm {
-  barrier_hierarchical,
-  allreduce_hierarchical,
+  hierarchical,  // intra-process phase, one leader runs the MPI collective, intra-process phase
+  flat,          // small messages: contributions carried in flag slots, one rendezvous
+  sliced,        // large messages: publish-and-slice, every thread shares all copying
+  two_level,     // reductions over several NUMA domains: reduce per domain, then across
 };
 
 struct AlgorithmInfo {
   Collective collective;
   const char* name;  // as accepted by TLC_ALGO_<COLLECTIVE> and TeamOptions::algorithms
   Algorithm id;
+  bool single_process;  // only for teams of one process
   const char* summary;
 };
 
@@ -34,7 +38,11 @@ struct TeamShape {
   int processes = 1;
   int threads = 1;  // threads of this process
   int lanes = 1;
+  int numa_groups = 1;  // runs of consecutive threads in one NUMA domain
 };
+
+// Default thresholds of the selector (bytes of one thread's contribution).
+inline constexpr std::size_t flat_max_bytes = 2048;
 
 class Selector {
  public:
@@ -43,6 +51,9 @@ class Selector {
   explicit Selector(const std::map<Collective, std::string>& forced);
   Algorithm choose(Collective collective, std::size_t bytes, const TeamShape& shape) const;
   std::optional<Algorithm> forced(Collective collective) const;
+  // Throws Error(invalid_argument) when a forced algorithm cannot serve a team of this many
+  // processes.
+  void check_forced_for(int processes) const;
 
  private:
   static constexpr std::size_t collective_count = static_cast<std::size_t>(Collective::exscan) + 1;

@@ -120,6 +120,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
       }
     }
     selector_ = Selector(options.algorithms);
+    selector_.check_forced_for(comm_->size());
   } catch (const Error& e) {
     error = e.what();
     code = static_cast<int>(e.code());
@@ -127,12 +128,17 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   comm_->agree_or_throw(error, code);
 
   threads_ = static_cast<int>(placement_.threads.size());
-  const std::vector<int> counts = comm_->allgather(threads_);
-  for (int p = 0; p < comm_->size(); ++p) {
-    if (p < comm_->rank()) first_rank_ += counts[static_cast<std::size_t>(p)];
-  }
+  process_threads_ = comm_->allgather(threads_);
   size_ = 0;
-  for (int c : counts) size_ += c;
+  for (int c : process_threads_) {
+    process_first_rank_.push_back(size_);
+    size_ += c;
+  }
+  first_rank_ = process_first_rank_[static_cast<std::size_t>(comm_->rank())];
+  for (int t = 0; t < threads_; ++t)
+    if (t == 0 || placement_.threads[static_cast<std::size_t>(t)].numa !=
+                      placement_.threads[static_cast<std::size_t>(t) - 1].numa)
+      numa_group_starts_.push_back(t);
 
   // Oversubscription is a property of the machine, not of this process: with TLC_NODE=process
   // several processes share the cores.
@@ -199,10 +205,17 @@ void TeamImpl::wait_released(std::uint64_t s) {
   waiter_.throw_if_aborted();
 }
 
-TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d) {
+TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d, bool carry) {
   waiter_.throw_if_aborted();
   ThreadSlot& s = slot(me);
   const int parity = static_cast<int>(++s.calls & 1);
+  // The slot of this parity was last read during call k-2, and every reader finished that
+  // before arriving at call k-1's rendezvous, which this thread has passed.
+  if (carry && d.invalid.empty() && d.contribution_bytes <= carry_capacity) {
+    if (d.contribution_bytes) std::memcpy(s.carry[parity], d.contribution, d.contribution_bytes);
+    d.contribution = s.carry[parity];
+    d.carried = true;
+  }
   s.published[parity] = std::move(d);
   const std::uint64_t step = next_step(me);
   arrive(me, step);
@@ -217,34 +230,43 @@ void TeamImpl::validate(int parity) const {
   };
   for (int i = 0; i < threads_; ++i)
     if (!at(i).invalid.empty())
-      throw Error(Errc::invalid_argument, std::string("tlc ") + to_string(at(i).collective) + ": " +
-                                              who(i) + ": " + at(i).invalid);
+      throw Error(Errc::invalid_argument, std::string("tlc ") + to_string(at(i).call.collective) +
+                                              ": " + who(i) + ": " + at(i).invalid);
   const CallDescriptor& first = at(0);
   for (int i = 1; i < threads_; ++i) {
     const CallDescriptor& d = at(i);
     std::ostringstream what;
-    if (d.collective != first.collective) {
-      what << who(0) << " called " << to_string(first.collective) << " but " << who(i) << " called "
-           << to_string(d.collective);
+    if (d.call.collective != first.call.collective) {
+      what << who(0) << " called " << to_string(first.call.collective) << " but " << who(i)
+           << " called " << to_string(d.call.collective);
     } else if (d.count != first.count) {
-      what << who(0) << " passed " << first.count << " elements but " << who(i) << " passed "
-           << d.count;
-    } else if (d.type != first.type) {
-      what << who(0) << " passed " << first.type.size << "-byte "
-           << to_string(first.type.type_class) << " elements but " << who(i) << " passed "
-           << d.type.size << "-byte " << to_string(d.type.type_class);
-    } else if (d.op != first.op || d.combine != first.combine) {
-      what << who(0) << " passed op " << to_string(first.op) << " but " << who(i)
-           << " passed a different op (" << to_string(d.op) << ")";
-    } else if (d.root != first.root) {
-      what << who(0) << " passed root " << first.root << " but " << who(i) << " passed root "
-           << d.root;
+      what << who(0) << " passed " << first.count << " elements per rank but " << who(i)
+           << " passed " << d.count;
+    } else if (d.call.type != first.call.type) {
+      what << who(0) << " passed " << first.call.type.size << "-byte "
+           << to_string(first.call.type.type_class) << " elements but " << who(i) << " passed "
+           << d.call.type.size << "-byte " << to_string(d.call.type.type_class);
+    } else if (d.call.op != first.call.op || d.call.combine != first.call.combine) {
+      what << who(0) << " passed op " << to_string(first.call.op) << " but " << who(i)
+           << " passed a different op (" << to_string(d.call.op) << ")";
+    } else if (d.call.root != first.call.root) {
+      what << who(0) << " passed root " << first.call.root << " but " << who(i) << " passed root "
+           << d.call.root;
     } else {
       continue;
     }
     throw Error(Errc::mismatch,
-                std::string("tlc ") + to_string(first.collective) + ": " + what.str());
+                std::string("tlc ") + to_string(first.call.collective) + ": " + what.str());
   }
+  // Checks that need every thread's arguments (v-variant counts against the sizes ranks pass).
+  if (std::string problem = cross_check(CallView{this, parity}); !problem.empty())
+    throw Error(Errc::mismatch,
+                std::string("tlc ") + to_string(first.call.collective) + ": " + problem);
+}
+
+int TeamImpl::process_of(int rank) const noexcept {
+  const auto it = std::upper_bound(process_first_rank_.begin(), process_first_rank_.end(), rank);
+  return static_cast<int>(it - process_first_rank_.begin()) - 1;
 }
 
 void TeamImpl::grow_staging(int me, std::size_t bytes) {

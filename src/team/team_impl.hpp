@@ -39,16 +39,18 @@ namespace tlc::detail {
 
 inline constexpr std::size_t cache_line_size = 64;
 
+// Small contributions travel in the caller's own slot, next to its flag (Jain et al., sec. III-A):
+// readers then never touch the caller's buffers, so the caller may return as soon as everybody
+// has arrived, and one rendezvous is the whole collective.
+inline constexpr std::size_t carry_capacity = 4096;
+
 struct CallDescriptor {
-  Collective collective = Collective::barrier;
-  std::size_t count = 0;
-  TypeInfo type{};
-  BuiltinOp op = BuiltinOp::none;
-  CombineFn combine = nullptr;
-  int root = -1;
-  const void* send = nullptr;
-  void* recv = nullptr;
-  const void* op_object = nullptr;
+  Call call;              // this thread's arguments
+  std::size_t count = 0;  // elements per rank block; equal on all threads (0 for v-variants)
+  const void* contribution = nullptr;  // what other threads read from this one (user memory, or
+                                       // this slot's carry buffer when carried)
+  std::size_t contribution_bytes = 0;
+  bool carried = false;
   std::string invalid;  // non-empty: this thread's own arguments are wrong, and why
 };
 
@@ -59,6 +61,7 @@ struct alignas(cache_line_size) Flag {
 struct alignas(cache_line_size) ThreadSlot {
   Flag arrived;                 // gather flag, written by the owning thread only
   CallDescriptor published[2];  // by call parity
+  alignas(cache_line_size) std::byte carry[2][carry_capacity];  // by call parity
   // Private to the thread currently holding the slot:
   std::uint64_t step = 0;         // synchronisation steps taken
   std::uint64_t calls = 0;        // collectives entered
@@ -78,11 +81,24 @@ class TeamImpl {
   int first_rank() const noexcept { return first_rank_; }
   int lanes() const noexcept { return static_cast<int>(placement_.lanes.size()); }
   int global_rank(int local_index) const noexcept { return first_rank_ + local_index; }
+  // Threads and first global rank of every process, and the process owning a global rank.
+  int threads_of(int process) const noexcept {
+    return process_threads_[static_cast<std::size_t>(process)];
+  }
+  int first_rank_of(int process) const noexcept {
+    return process_first_rank_[static_cast<std::size_t>(process)];
+  }
+  int process_of(int rank) const noexcept;
+  // Local indices grouped by NUMA domain: maximal runs of consecutive threads placed in the same
+  // domain, so each group is a contiguous range of ranks (rank order survives grouping).
+  const std::vector<int>& numa_group_starts() const noexcept { return numa_group_starts_; }
   std::string who(int local_index) const;  // "rank 5 (thread 1 of process 2)"
   const Placement& placement() const noexcept { return placement_; }
   const Topology& topology() const noexcept { return topology_; }
   const Selector& selector() const noexcept { return selector_; }
-  TeamShape shape() const noexcept { return {processes(), threads_, lanes()}; }
+  TeamShape shape() const noexcept {
+    return {processes(), threads_, lanes(), static_cast<int>(numa_group_starts_.size())};
+  }
   ProcessComm& comm() noexcept { return *comm_; }
   Waiter& waiter() noexcept { return waiter_; }
   bool aborted() const noexcept { return waiter_.aborted(); }
@@ -98,7 +114,17 @@ class TeamImpl {
       return team->slots_[static_cast<std::size_t>(local_index)].published[parity];
     }
   };
-  CallView begin_call(int me, CallDescriptor d);
+  // With carry, a contribution of at most carry_capacity bytes is copied into the caller's slot
+  // first and published in its place.
+  CallView begin_call(int me, CallDescriptor d, bool carry = false);
+
+  // Every thread of the process arrives and waits for all others: after it, no thread reads
+  // or writes another's buffers of this call any more.
+  void sync(int me) {
+    const std::uint64_t s = next_step(me);
+    arrive(me, s);
+    wait_all_arrived(s);
+  }
 
   // Advances the caller's step counter and returns the new step.
   std::uint64_t next_step(int me) noexcept { return ++slot(me).step; }
@@ -128,6 +154,8 @@ class TeamImpl {
   int threads_ = 1;
   int size_ = 1;
   int first_rank_ = 0;
+  std::vector<int> process_threads_, process_first_rank_;
+  std::vector<int> numa_group_starts_;
   Topology topology_;
   Placement placement_;
   std::unique_ptr<ProcessComm> comm_;
@@ -152,5 +180,9 @@ class TeamImpl {
   const std::function<void(Thread&)>* body_ = nullptr;
   std::exception_ptr first_error_;
 };
+
+// Argument checks across the threads of a process that per-thread checks cannot make (v-variant
+// counts against the sizes the ranks pass); "" when consistent. Defined with the entry points.
+std::string cross_check(const TeamImpl::CallView& view);
 
 }  // namespace tlc::detail

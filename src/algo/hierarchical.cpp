@@ -1,0 +1,381 @@
+// Hierarchical: every collective across processes through one leader per process (Parsons'
+// universal hierarchical algorithm, shared/seeds/000_71278c9285ec9e6c.txt ch. 2.3; Traff &
+// Hunold's "_hier" decompositions, shared/seeds/003_153763b6ba621384.txt sec. 3).
+//
+// Phases (P processes, T_p threads in process p, N ranks in all, n bytes per rank block):
+//   1. begin_call (rendezvous), growing the team's staging buffer when needed.
+//   2. Intra-process phase into the staging buffer, threads working in parallel: pack the
+//      contributions in global rank order (movers), or reduce them by slices (reductions).
+//   3. Gather to thread 0, which runs the matching MPI collective on the staging buffer (the
+//      v-form wherever processes hold different numbers of ranks), then releases the others.
+//   4. Intra-process phase out of the staging buffer: every thread copies its own output (or,
+//      for scan/exscan, the threads compute the prefixes by slices, seeded with the exclusive
+//      prefix of the lower processes).
+// The next call's begin_call protects the staging buffer from being overwritten early.
+// Cost: 2-3 alpha_sync + intra phases of n*T_p bytes at memory speed + the MPI collective of
+// n*T_p bytes per process (MPICH's algorithms, shared/seeds/001_e878f958388ea521.txt). The
+// lane algorithms of the inter-process issue replace the single leader.
+// A single-process team has nothing to do between processes and runs the sliced algorithm.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "algo/algorithms.hpp"
+#include "intra/prefix.hpp"
+#include "intra/sliced_reduce.hpp"
+
+namespace tlc::detail {
+
+namespace {
+
+// Thread 0 runs `mpi` once every thread of the process has arrived; the others wait for it.
+template <class Mpi>
+void leader_step(TeamImpl& team, int me, const char* what, Mpi&& mpi) {
+  const std::uint64_t s = team.next_step(me);
+  team.arrive(me, s);
+  if (me != 0) {
+    team.wait_released(s);
+    return;
+  }
+  team.wait_all_arrived(s);
+  try {
+    mpi();
+  } catch (...) {
+    team.abort(std::string("the leader's ") + what + " failed");
+    throw;
+  }
+  team.release(s);
+}
+
+struct Layout {
+  std::vector<MPI_Count> bytes;  // per process
+  std::vector<MPI_Aint> displs;  // per process
+  std::size_t total = 0;
+};
+
+// Per-process blocks of a buffer packed in global rank order, from per-rank byte counts.
+void per_process(const TeamImpl& team, const std::vector<std::size_t>& rank_offsets,
+                 Layout& layout) {
+  const int P = team.processes();
+  layout.bytes.assign(static_cast<std::size_t>(P), 0);
+  layout.displs.assign(static_cast<std::size_t>(P), 0);
+  for (int p = 0; p < P; ++p) {
+    const auto first = static_cast<std::size_t>(team.first_rank_of(p));
+    const auto end = first + static_cast<std::size_t>(team.threads_of(p));
+    layout.displs[static_cast<std::size_t>(p)] = static_cast<MPI_Aint>(rank_offsets[first]);
+    layout.bytes[static_cast<std::size_t>(p)] =
+        static_cast<MPI_Count>(rank_offsets[end] - rank_offsets[first]);
+  }
+  layout.total = rank_offsets.back();
+}
+
+// offsets[r] = bytes of ranks below r (size N + 1).
+template <class CountOf>
+const std::vector<std::size_t>& packed_offsets(int ranks, CountOf&& bytes_of) {
+  thread_local std::vector<std::size_t> offsets;
+  offsets.assign(static_cast<std::size_t>(ranks) + 1, 0);
+  for (int r = 0; r < ranks; ++r)
+    offsets[static_cast<std::size_t>(r) + 1] = offsets[static_cast<std::size_t>(r)] + bytes_of(r);
+  return offsets;
+}
+
+void copy_bytes(void* to, const void* from, std::size_t bytes) {
+  if (bytes && to != from) std::memcpy(to, from, bytes);
+}
+
+// Slice `me` of the local contributions, each offset by `offset` bytes, reduced into `out`.
+void reduce_local_slice(TeamImpl& team, int me, const CallView& view, std::size_t count,
+                        void* out) {
+  const Call& c = view[me].call;
+  const int threads = team.threads();
+  auto inputs = input_pointers(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t) inputs[static_cast<std::size_t>(t)] = contribution_of(view, t);
+  reduce_slice_to_all(inputs, std::span<void* const>(&out, 1), c.type.size,
+                      slice_of(count, c.type.size, me, threads), c.combine, c.op_object);
+}
+
+void bcast(TeamImpl& team, int me, const CallView& view) {
+  const Call& c = view[me].call;
+  const std::size_t bytes = view[me].count * c.type.size;
+  const int root_process = team.process_of(c.root);
+  const bool here = root_process == team.process();
+  team.grow_staging(me, here ? 0 : bytes);
+  // The root process broadcasts straight from the root's buffer.
+  std::byte* source = here ? recv_of(view, c.root - team.first_rank()) : team.staging();
+  leader_step(team, me, "MPI_Bcast", [&] { team.comm().bcast(source, bytes, root_process); });
+  copy_bytes(c.recv, source, bytes);
+  if (here) team.sync(me);  // the others read the root's buffer
+}
+
+void reduce(TeamImpl& team, int me, const CallView& view) {
+  const Call& c = view[me].call;
+  const std::size_t n = view[me].count, bytes = n * c.type.size;
+  const int root_process = team.process_of(c.root);
+  team.grow_staging(me, bytes);
+  reduce_local_slice(team, me, view, n, team.staging());
+  leader_step(team, me, "MPI_Reduce",
+              [&] { team.comm().reduce_in_place(team.staging(), n, c, root_process); });
+  if (team.global_rank(me) == c.root) copy_bytes(c.recv, team.staging(), bytes);
+}
+
+void allreduce(TeamImpl& team, int me, const CallView& view) {
+  const Call& c = view[me].call;
+  const std::size_t n = view[me].count, bytes = n * c.type.size;
+  team.grow_staging(me, bytes);
+  reduce_local_slice(team, me, view, n, team.staging());
+  leader_step(team, me, "MPI_Allreduce",
+              [&] { team.comm().allreduce_in_place(team.staging(), n, c); });
+  copy_bytes(c.recv, team.staging(), bytes);
+}
+
+void allgather(TeamImpl& team, int me, const CallView& view) {
+  const Call& c = view[me].call;
+  const std::size_t e = c.type.size, n = view[me].count;
+  const bool v = c.collective == Collective::allgatherv;
+  auto count_of = [&](int r) { return v ? c.recv_counts[static_cast<std::size_t>(r)] : n; };
+  const auto& offsets = packed_offsets(team.size(), [&](int r) { return count_of(r) * e; });
+  thread_local Layout layout;
+  per_process(team, offsets, layout);
+  team.grow_staging(me, layout.total);
+  std::byte* staging = team.staging();
+  const int rank = team.global_rank(me);
+  copy_bytes(staging + offsets[static_cast<std::size_t>(rank)], view[me].contribution,
+             view[me].contribution_bytes);
+  leader_step(team, me, "MPI_Allgatherv",
+              [&] { team.comm().allgatherv_in_place(staging, layout.bytes, layout.displs); });
+  auto* out = static_cast<std::byte*>(c.recv);
+  for (int r = 0; r < team.size(); ++r) {
+    if (r == rank && c.in_place) continue;
+    const std::size_t displ = v ? c.recv_displs[static_cast<std::size_t>(r)] : r * n;
+    copy_bytes(out + displ * e, staging + offsets[static_cast<std::size_t>(r)], count_of(r) * e);
+  }
+}
+
+void gather(TeamImpl& team, int me, const CallView& view) {
+  const Call& c = view[me].call;
+  const std::size_t e = c.type.size, n = view[me].count;
+  const bool v = c.collective == Collective::gatherv;
+  const int root_process = team.process_of(c.root);
+  const int threads = team.threads();
+  if (root_process != team.process()) {
+    // Pack this process's contributions in rank order; the root process knows the layout.
+    const auto& offsets =
+        packed_offsets(threads, [&](int t) { return view[t].contribution_bytes; });
+    team.grow_staging(me, offsets.back());
+    copy_bytes(team.staging() + offsets[static_cast<std::size_t>(me)], view[me].contribution,
+               view[me].contribution_bytes);
+    leader_step(team, me, "MPI_Gatherv", [&] {
+      team.comm().gatherv(team.staging(), offsets.back(), nullptr, {}, {}, root_process);
+    });
+    return;
+  }
+  const int root = c.root - team.first_rank();
+  const Call& rc = view[root].call;
+  auto count_of = [&](int r) { return v ? rc.recv_counts[static_cast<std::size_t>(r)] : n; };
+  const auto& offsets = packed_offsets(team.size(), [&](int r) { return count_of(r) * e; });
+  thread_local Layout layout;
+  per_process(team, offsets, layout);
+  team.grow_staging(me, layout.total);
+  std::byte* staging = team.staging();
+  copy_bytes(staging + offsets[static_cast<std::size_t>(team.global_rank(me))],
+             view[me].contribution, view[me].contribution_bytes);
+  leader_step(team, me, "MPI_Gatherv", [&] {
+    team.comm().gatherv(nullptr, 0, staging, layout.bytes, layout.displs, root_process);
+  });
+  if (me != root) return;
+  auto* out = static_cast<std::byte*>(rc.recv);
+  for (int r = 0; r < team.size(); ++r) {
+    if (r == c.root && rc.in_place) continue;
+    const std::size_t displ = v ? rc.recv_displs[static_cast<std::size_t>(r)] : r * n;
+    copy_bytes(out + displ * e, staging + offsets[static_cast<std::size_t>(r)], count_of(r) * e);
+  }
+}
+
+void scatter(TeamImpl& team, int me, const CallView& view) {
+  const Call& c = view[me].call;
+  const std::size_t e = c.type.size, n = view[me].count;
+  const bool v = c.collective == Collective::scatterv;
+  const int root_process = team.process_of(c.root);
+  const int threads = team.threads();
+  const bool skip_me = team.global_rank(me) == c.root && c.in_place;
+  if (root_process != team.process()) {
+    const auto& offsets =
+        packed_offsets(threads, [&](int t) { return view[t].call.recv_count * e; });
+    team.grow_staging(me, offsets.back());
+    leader_step(team, me, "MPI_Scatterv", [&] {
+      team.comm().scatterv(nullptr, {}, {}, team.staging(), offsets.back(), root_process);
+    });
+    copy_bytes(c.recv, team.staging() + offsets[static_cast<std::size_t>(me)], c.recv_count * e);
+    return;
+  }
+  const int root = c.root - team.first_rank();
+  const Call& rc = view[root].call;
+  auto count_of = [&](int r) { return v ? rc.send_counts[static_cast<std::size_t>(r)] : n; };
+  const auto& offsets = packed_offsets(team.size(), [&](int r) { return count_of(r) * e; });
+  thread_local Layout layout;
+  per_process(team, offsets, layout);
+  team.grow_staging(me, layout.total);
+  std::byte* staging = team.staging();
+  // All threads of the root process share packing the root's send buffer in rank order.
+  thread_local CopyPlan plan;
+  plan.clear();
+  const std::byte* source = contribution_of(view, root);
+  for (int r = 0; r < team.size(); ++r) {
+    const std::size_t displ = v ? rc.send_displs[static_cast<std::size_t>(r)] : r * n;
+    plan.add(source + displ * e, count_of(r) * e, staging + offsets[static_cast<std::size_t>(r)]);
+  }
+  plan.run_share(me, threads);
+  leader_step(team, me, "MPI_Scatterv", [&] {
+    team.comm().scatterv(staging, layout.bytes, layout.displs, nullptr, 0, root_process);
+  });
+  if (!skip_me)
+    copy_bytes(c.recv, staging + offsets[static_cast<std::size_t>(team.global_rank(me))],
+               count_of(team.global_rank(me)) * e);
+  team.sync(me);  // the others read the root's send buffer while packing
+}
+
+void alltoall(TeamImpl& team, int me, const CallView& view) {
+  const Call& c = view[me].call;
+  const std::size_t e = c.type.size, n = view[me].count;
+  const bool v = c.collective == Collective::alltoallv;
+  const int threads = team.threads(), P = team.processes(), N = team.size();
+  const auto T = static_cast<std::size_t>(threads);
+  // Bytes local thread s sends to rank t, and local thread t receives from rank s.
+  auto sent = [&](int s, int t) {
+    return (v ? view[s].call.send_counts[static_cast<std::size_t>(t)] : n) * e;
+  };
+  auto received = [&](int s, int t) {
+    return (v ? view[t].call.recv_counts[static_cast<std::size_t>(s)] : n) * e;
+  };
+  // Send side: [process q][local s][rank t of q]; receive side: [process p][rank s of p][local t].
+  thread_local std::vector<std::size_t> row;     // row[s * P + q]: bytes local s sends to process q
+  thread_local std::vector<std::size_t> column;  // column[s]: bytes rank s sends to this process
+  row.assign(T * static_cast<std::size_t>(P), 0);
+  column.assign(static_cast<std::size_t>(N), 0);
+  for (int s = 0; s < threads; ++s)
+    for (int q = 0; q < P; ++q)
+      for (int t = team.first_rank_of(q); t < team.first_rank_of(q) + team.threads_of(q); ++t)
+        row[static_cast<std::size_t>(s * P + q)] += sent(s, t);
+  for (int s = 0; s < N; ++s)
+    for (int t = 0; t < threads; ++t) column[static_cast<std::size_t>(s)] += received(s, t);
+  thread_local Layout send_layout, recv_layout;
+  send_layout.bytes.assign(static_cast<std::size_t>(P), 0);
+  send_layout.displs.assign(static_cast<std::size_t>(P), 0);
+  recv_layout.bytes.assign(static_cast<std::size_t>(P), 0);
+  recv_layout.displs.assign(static_cast<std::size_t>(P), 0);
+  std::size_t send_total = 0, recv_total = 0;
+  for (int q = 0; q < P; ++q) {
+    const auto Q = static_cast<std::size_t>(q);
+    send_layout.displs[Q] = static_cast<MPI_Aint>(send_total);
+    recv_layout.displs[Q] = static_cast<MPI_Aint>(recv_total);
+    for (int s = 0; s < threads; ++s) send_total += row[static_cast<std::size_t>(s * P + q)];
+    for (int s = team.first_rank_of(q); s < team.first_rank_of(q) + team.threads_of(q); ++s)
+      recv_total += column[static_cast<std::size_t>(s)];
+    send_layout.bytes[Q] = static_cast<MPI_Count>(send_total) - send_layout.displs[Q];
+    recv_layout.bytes[Q] = static_cast<MPI_Count>(recv_total) - recv_layout.displs[Q];
+  }
+  team.grow_staging(me, send_total + recv_total);
+  std::byte* send_staging = team.staging();
+  std::byte* recv_staging = send_staging + send_total;
+
+  // Pack my blocks.
+  const auto* mine = static_cast<const std::byte*>(view[me].contribution);
+  for (int q = 0; q < P; ++q) {
+    std::size_t at = static_cast<std::size_t>(send_layout.displs[static_cast<std::size_t>(q)]);
+    for (int s = 0; s < me; ++s) at += row[static_cast<std::size_t>(s * P + q)];
+    for (int t = team.first_rank_of(q); t < team.first_rank_of(q) + team.threads_of(q); ++t) {
+      const std::size_t displ = v ? c.send_displs[static_cast<std::size_t>(t)] : t * n;
+      copy_bytes(send_staging + at, mine + displ * e, sent(me, t));
+      at += sent(me, t);
+    }
+  }
+  leader_step(team, me, "MPI_Alltoallv", [&] {
+    team.comm().alltoallv(send_staging, send_layout.bytes, send_layout.displs, recv_staging,
+                          recv_layout.bytes, recv_layout.displs);
+  });
+  // Unpack the blocks addressed to me.
+  auto* out = static_cast<std::byte*>(c.recv);
+  std::size_t at = 0;
+  for (int s = 0; s < N; ++s) {
+    std::size_t block = at;
+    for (int t = 0; t < me; ++t) block += received(s, t);
+    const std::size_t displ = v ? c.recv_displs[static_cast<std::size_t>(s)] : s * n;
+    copy_bytes(out + displ * e, recv_staging + block, received(s, me));
+    at += column[static_cast<std::size_t>(s)];
+  }
+}
+
+void reduce_scatter_block(TeamImpl& team, int me, const CallView& view) {
+  const Call& c = view[me].call;
+  const std::size_t e = c.type.size, n = view[me].count;
+  const auto N = static_cast<std::size_t>(team.size());
+  const auto T = static_cast<std::size_t>(team.threads());
+  team.grow_staging(me, (N + T) * n * e);
+  std::byte* reduced = team.staging();
+  std::byte* mine = reduced + N * n * e;
+  reduce_local_slice(team, me, view, N * n, reduced);
+  leader_step(team, me, "MPI_Reduce_scatter", [&] {
+    thread_local std::vector<MPI_Count> counts;
+    counts.resize(static_cast<std::size_t>(team.processes()));
+    for (int p = 0; p < team.processes(); ++p)
+      counts[static_cast<std::size_t>(p)] =
+          static_cast<MPI_Count>(static_cast<std::size_t>(team.threads_of(p)) * n);
+    team.comm().reduce_scatter(reduced, mine, counts, c);
+  });
+  copy_bytes(c.recv, mine + static_cast<std::size_t>(me) * n * e, n * e);
+}
+
+void scan(TeamImpl& team, int me, const CallView& view) {
+  const Call& c = view[me].call;
+  const std::size_t e = c.type.size, n = view[me].count;
+  const int threads = team.threads();
+  team.grow_staging(me, n * e);
+  // The process's total becomes, after MPI_Exscan, the reduction over all lower processes.
+  reduce_local_slice(team, me, view, n, team.staging());
+  leader_step(team, me, "MPI_Exscan", [&] { team.comm().exscan_in_place(team.staging(), n, c); });
+  auto inputs = input_pointers(static_cast<std::size_t>(threads));
+  auto outputs = output_pointers(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    inputs[static_cast<std::size_t>(t)] = contribution_of(view, t);
+    outputs[static_cast<std::size_t>(t)] = recv_of(view, t);
+  }
+  prefix_slice(inputs, outputs, e, slice_of(n, e, me, threads), c.combine, c.op_object,
+               c.collective == Collective::exscan, team.process() > 0 ? team.staging() : nullptr);
+  team.sync(me);
+}
+
+}  // namespace
+
+void run_hierarchical(TeamImpl& team, int me, CallDescriptor d) {
+  const auto view = team.begin_call(me, std::move(d));
+  switch (view[me].call.collective) {
+    case Collective::bcast:
+      return bcast(team, me, view);
+    case Collective::reduce:
+      return reduce(team, me, view);
+    case Collective::allreduce:
+      return allreduce(team, me, view);
+    case Collective::allgather:
+    case Collective::allgatherv:
+      return allgather(team, me, view);
+    case Collective::gather:
+    case Collective::gatherv:
+      return gather(team, me, view);
+    case Collective::scatter:
+    case Collective::scatterv:
+      return scatter(team, me, view);
+    case Collective::alltoall:
+    case Collective::alltoallv:
+      return alltoall(team, me, view);
+    case Collective::reduce_scatter_block:
+      return reduce_scatter_block(team, me, view);
+    case Collective::scan:
+    case Collective::exscan:
+      return scan(team, me, view);
+    case Collective::barrier:
+      break;
+  }
+}
+
+}  // namespace tlc::detail
