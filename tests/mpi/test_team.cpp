@@ -143,11 +143,15 @@ TEST(TeamRules, DefaultPinningPinsOnlyWhatFits) {
   o.threads = 64;  // more than this test machine's PUs: runs unpinned instead of failing
   {
     tlc::Team team(MPI_COMM_WORLD, o);
-    if (team.topology().pus() < 64) EXPECT_FALSE(team.placement().pinned);
+    if (team.topology().pus() < 64) {
+      EXPECT_FALSE(team.placement().pinned);
+    }
     EXPECT_EQ(team.threads(), 64);
   }
   o.pin = true;  // but an explicit request that cannot be honoured is an error
-  if (tlc::Topology::detect().pus() < 64) EXPECT_THROW(tlc::Team(MPI_COMM_WORLD, o), tlc::Error);
+  if (tlc::Topology::detect().pus() < 64) {
+    EXPECT_THROW(tlc::Team(MPI_COMM_WORLD, o), tlc::Error);
+  }
   if (!saved.empty()) ::setenv("TLC_PIN", saved.c_str(), 1);
 }
 
