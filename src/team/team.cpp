@@ -235,6 +235,11 @@ void TeamImpl::validate(int parity) const {
   const CallDescriptor& first = at(0);
   for (int i = 1; i < threads_; ++i) {
     const CallDescriptor& d = at(i);
+    // The common case costs a few compares; the message is only built on a mismatch.
+    if (d.call.collective == first.call.collective && d.count == first.count &&
+        d.call.type == first.call.type && d.call.op == first.call.op &&
+        d.call.combine == first.call.combine && d.call.root == first.call.root)
+      continue;
     std::ostringstream what;
     if (d.call.collective != first.call.collective) {
       what << who(0) << " called " << to_string(first.call.collective) << " but " << who(i)
@@ -249,11 +254,9 @@ void TeamImpl::validate(int parity) const {
     } else if (d.call.op != first.call.op || d.call.combine != first.call.combine) {
       what << who(0) << " passed op " << to_string(first.call.op) << " but " << who(i)
            << " passed a different op (" << to_string(d.call.op) << ")";
-    } else if (d.call.root != first.call.root) {
+    } else {
       what << who(0) << " passed root " << first.call.root << " but " << who(i) << " passed root "
            << d.call.root;
-    } else {
-      continue;
     }
     throw Error(Errc::mismatch,
                 std::string("tlc ") + to_string(first.call.collective) + ": " + what.str());
