@@ -114,14 +114,24 @@ int threads_on_node(MPI_Comm comm, int threads) {
   return total;
 }
 
-ProcessComm::ProcessComm(MPI_Comm parent) {
+ProcessComm::ProcessComm(MPI_Comm parent, bool lane) {
   std::call_once(g_keyval_once, [] {
     check_mpi(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN,
                                      &g_context_keyval, nullptr),
               "MPI_Type_create_keyval");
   });
   auto lock = serialize();
-  check_mpi(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
+  if (lane) {
+    MPI_Info info = MPI_INFO_NULL;
+    check_mpi(MPI_Info_create(&info), "MPI_Info_create");
+    MPI_Info_set(info, "mpi_assert_no_any_source", "true");
+    MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+    const int rc = MPI_Comm_dup_with_info(parent, info, &comm_);
+    MPI_Info_free(&info);
+    check_mpi(rc, "MPI_Comm_dup_with_info");
+  } else {
+    check_mpi(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
+  }
   check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
@@ -235,6 +245,30 @@ class Reduction {
 MPI_Count mpi_count(std::size_t n) { return static_cast<MPI_Count>(n); }
 
 }  // namespace
+
+void ProcessComm::wait_all(std::span<MPI_Request> requests, const char* what) {
+  if (requests.empty()) return;
+  const int count = static_cast<int>(requests.size());
+  if (!polite_) {
+    auto lock = serialize();
+    check_mpi(MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE), what);
+    return;
+  }
+  for (int attempt = 0;; ++attempt) {
+    int done = 0;
+    {
+      auto lock = serialize();
+      check_mpi(MPI_Testall(count, requests.data(), &done, MPI_STATUSES_IGNORE), what);
+    }
+    if (done) return;
+    if (attempt < 64) continue;
+    if (attempt < 256) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+}
 
 void ProcessComm::barrier() {
   call(

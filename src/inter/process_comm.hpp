@@ -18,8 +18,10 @@ namespace tlc::detail {
 
 class ProcessComm {
  public:
-  // Duplicates parent (collective over it) and sets MPI_ERRORS_RETURN on the duplicate.
-  explicit ProcessComm(MPI_Comm parent);
+  // Duplicates parent (collective over it) and sets MPI_ERRORS_RETURN on the duplicate. A lane
+  // communicator also carries the info hints mpi_assert_no_any_source and
+  // mpi_assert_no_any_tag: tlc never receives from a wildcard, which lets MPI match faster.
+  explicit ProcessComm(MPI_Comm parent, bool lane = false);
   ~ProcessComm();
   ProcessComm(const ProcessComm&) = delete;
   ProcessComm& operator=(const ProcessComm&) = delete;
@@ -40,6 +42,13 @@ class ProcessComm {
   // issues the non-blocking variant and completes it with tlc's own spin-yield-sleep policy.
   void set_polite(bool polite) noexcept { polite_ = polite; }
   bool polite() const noexcept { return polite_; }
+
+  // Completes requests: MPI_Waitall, or in polite mode MPI_Testall with tlc's spin-yield-sleep
+  // policy. Every request is MPI_REQUEST_NULL on return.
+  void wait_all(std::span<MPI_Request> requests, const char* what);
+  // Serialises MPI calls when MPI provides only MPI_THREAD_SERIALIZED (empty lock otherwise);
+  // hold it around every MPI call made on this communicator.
+  std::unique_lock<std::mutex> serialize();
 
   // The collectives leaders run on the team's staging buffers. Data movement is in bytes;
   // reductions take `count` elements of call.type combined with call's op, in process rank
@@ -77,7 +86,6 @@ class ProcessComm {
   MPI_Op user_op_commutative_ = MPI_OP_NULL;
   MPI_Op user_op_ordered_ = MPI_OP_NULL;
   bool polite_ = false;
-  std::unique_lock<std::mutex> serialize();
   void complete(MPI_Request& request, const char* what);
   // Runs the blocking form, or in polite mode the non-blocking form completed politely.
   template <class Blocking, class Nonblocking>

@@ -148,6 +148,19 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   const bool oversubscribed = threads_ > topology_.pus() || node_threads > node_pus;
   waiter_.set_tuning(wait_tuning(options, oversubscribed));
   comm_->set_polite(oversubscribed);
+  // Lanes are made once, one after another in the same order on every process (DESIGN
+  // section 5). Every process needs the same number: the lane collectives pair them up.
+  const int lane_count = comm_->allreduce_max(lanes());
+  const int fewest = -comm_->allreduce_max(-lanes());
+  if (lane_count != fewest)  // every process sees the same two numbers and throws alike
+    throw Error(Errc::invalid_argument,
+                "tlc: processes asked for different lane counts (from " + std::to_string(fewest) +
+                    " to " + std::to_string(lane_count) +
+                    "); set TeamOptions::lanes or TLC_LANES the same everywhere");
+  for (int l = 0; l < lane_count; ++l) {
+    lanes_.push_back(std::make_unique<ProcessComm>(comm_->get(), /*lane=*/true));
+    lanes_.back()->set_polite(oversubscribed);
+  }
   slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads_));
   if (serialized && comm_->rank() == 0)
     std::fprintf(stderr,

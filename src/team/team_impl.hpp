@@ -100,6 +100,11 @@ class TeamImpl {
     return {processes(), threads_, lanes(), static_cast<int>(numa_group_starts_.size())};
   }
   ProcessComm& comm() noexcept { return *comm_; }
+  // Lane l: a duplicate of the process communicator, driven only by lane_thread(l).
+  ProcessComm& lane(int l) noexcept { return *lanes_[static_cast<std::size_t>(l)]; }
+  int lane_thread(int l) const noexcept {
+    return placement_.lanes[static_cast<std::size_t>(l)].thread;
+  }
   Waiter& waiter() noexcept { return waiter_; }
   bool aborted() const noexcept { return waiter_.aborted(); }
   void abort(const std::string& reason) { waiter_.abort(reason); }
@@ -159,6 +164,7 @@ class TeamImpl {
   Topology topology_;
   Placement placement_;
   std::unique_ptr<ProcessComm> comm_;
+  std::vector<std::unique_ptr<ProcessComm>> lanes_;
   Selector selector_;
   Waiter waiter_;
   std::unique_ptr<ThreadSlot[]> slots_;
