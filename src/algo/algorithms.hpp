@@ -12,10 +12,12 @@
 namespace tlc::detail {
 
 void barrier_hierarchical(TeamImpl& team, int me, CallDescriptor d);
-void run_flat(TeamImpl& team, int me, CallDescriptor d);          // algo/flat.cpp
-void run_sliced(TeamImpl& team, int me, CallDescriptor d);        // algo/sliced.cpp
-void run_two_level(TeamImpl& team, int me, CallDescriptor d);     // algo/two_level.cpp
-void run_hierarchical(TeamImpl& team, int me, CallDescriptor d);  // algo/hierarchical.cpp
+void run_flat(TeamImpl& team, int me, CallDescriptor d);       // algo/flat.cpp
+void run_sliced(TeamImpl& team, int me, CallDescriptor d);     // algo/sliced.cpp
+void run_two_level(TeamImpl& team, int me, CallDescriptor d);  // algo/two_level.cpp
+// Several processes: the intra-process phases around the inter-process phase of `algorithm`
+// (hierarchical, full_lane or multi_sender; algo/hierarchical.cpp, algo/network_phase.cpp).
+void run_across_processes(TeamImpl& team, int me, CallDescriptor d, Algorithm algorithm);
 
 // --- Helpers shared by the single-process algorithms (algo/local_plan.cpp) ---
 using CallView = TeamImpl::CallView;

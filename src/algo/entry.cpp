@@ -347,16 +347,17 @@ void run_collective(TeamImpl& team, int me, const Call& user_call) {
       !(algorithm == Algorithm::flat && d.contribution_bytes <= carry_capacity))
     publish_private_copy(d);
   switch (algorithm) {
-    case Algorithm::hierarchical:
-      if (c == Collective::barrier) return barrier_hierarchical(team, me, std::move(d));
-      if (team.processes() == 1) return run_sliced(team, me, std::move(d));
-      return run_hierarchical(team, me, std::move(d));
     case Algorithm::flat:
       return run_flat(team, me, std::move(d));
     case Algorithm::sliced:
       return run_sliced(team, me, std::move(d));
     case Algorithm::two_level:
       return run_two_level(team, me, std::move(d));
+    default:
+      if (c == Collective::barrier) return barrier_hierarchical(team, me, std::move(d));
+      // A single process has nothing to do between processes.
+      if (team.processes() == 1) return run_sliced(team, me, std::move(d));
+      return run_across_processes(team, me, std::move(d), algorithm);
   }
 }
 

@@ -22,37 +22,13 @@
 #include <vector>
 
 #include "algo/algorithms.hpp"
+#include "algo/network_phase.hpp"
 #include "intra/prefix.hpp"
 #include "intra/sliced_reduce.hpp"
 
 namespace tlc::detail {
 
 namespace {
-
-// Thread 0 runs `mpi` once every thread of the process has arrived; the others wait for it.
-template <class Mpi>
-void leader_step(TeamImpl& team, int me, const char* what, Mpi&& mpi) {
-  const std::uint64_t s = team.next_step(me);
-  team.arrive(me, s);
-  if (me != 0) {
-    team.wait_released(s);
-    return;
-  }
-  team.wait_all_arrived(s);
-  try {
-    mpi();
-  } catch (...) {
-    team.abort(std::string("the leader's ") + what + " failed");
-    throw;
-  }
-  team.release(s);
-}
-
-struct Layout {
-  std::vector<MPI_Count> bytes;  // per process
-  std::vector<MPI_Aint> displs;  // per process
-  std::size_t total = 0;
-};
 
 // Per-process blocks of a buffer packed in global rank order, from per-rank byte counts.
 void per_process(const TeamImpl& team, const std::vector<std::size_t>& rank_offsets,
@@ -95,7 +71,7 @@ void reduce_local_slice(TeamImpl& team, int me, const CallView& view, std::size_
                       slice_of(count, c.type.size, me, threads), c.combine, c.op_object);
 }
 
-void bcast(TeamImpl& team, int me, const CallView& view) {
+void bcast(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const Call& c = view[me].call;
   const std::size_t bytes = view[me].count * c.type.size;
   const int root_process = team.process_of(c.root);
@@ -103,33 +79,36 @@ void bcast(TeamImpl& team, int me, const CallView& view) {
   team.grow_staging(me, here ? 0 : bytes);
   // The root process broadcasts straight from the root's buffer.
   std::byte* source = here ? recv_of(view, c.root - team.first_rank()) : team.staging();
-  leader_step(team, me, "MPI_Bcast", [&] { team.comm().bcast(source, bytes, root_process); });
+  net.bcast(source, bytes, root_process);
   copy_bytes(c.recv, source, bytes);
   if (here) team.sync(me);  // the others read the root's buffer
 }
 
-void reduce(TeamImpl& team, int me, const CallView& view) {
+void reduce(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const Call& c = view[me].call;
   const std::size_t n = view[me].count, bytes = n * c.type.size;
   const int root_process = team.process_of(c.root);
   team.grow_staging(me, bytes);
   reduce_local_slice(team, me, view, n, team.staging());
-  leader_step(team, me, "MPI_Reduce",
-              [&] { team.comm().reduce_in_place(team.staging(), n, c, root_process); });
+  net.reduce(team.staging(), n, c, root_process);
   if (team.global_rank(me) == c.root) copy_bytes(c.recv, team.staging(), bytes);
 }
 
-void allreduce(TeamImpl& team, int me, const CallView& view) {
+void allreduce(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const Call& c = view[me].call;
   const std::size_t n = view[me].count, bytes = n * c.type.size;
+  if (team.threads() == 1 && !net.uses_lanes()) {
+    // Nothing to combine inside the process: straight from the caller's buffers.
+    team.comm().allreduce(c.in_place ? nullptr : c.send, c.recv, n, c);
+    return;
+  }
   team.grow_staging(me, bytes);
   reduce_local_slice(team, me, view, n, team.staging());
-  leader_step(team, me, "MPI_Allreduce",
-              [&] { team.comm().allreduce_in_place(team.staging(), n, c); });
+  net.allreduce(team.staging(), n, c);
   copy_bytes(c.recv, team.staging(), bytes);
 }
 
-void allgather(TeamImpl& team, int me, const CallView& view) {
+void allgather(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const Call& c = view[me].call;
   const std::size_t e = c.type.size, n = view[me].count;
   const bool v = c.collective == Collective::allgatherv;
@@ -142,8 +121,7 @@ void allgather(TeamImpl& team, int me, const CallView& view) {
   const int rank = team.global_rank(me);
   copy_bytes(staging + offsets[static_cast<std::size_t>(rank)], view[me].contribution,
              view[me].contribution_bytes);
-  leader_step(team, me, "MPI_Allgatherv",
-              [&] { team.comm().allgatherv_in_place(staging, layout.bytes, layout.displs); });
+  net.allgatherv(staging, layout);
   auto* out = static_cast<std::byte*>(c.recv);
   for (int r = 0; r < team.size(); ++r) {
     if (r == rank && c.in_place) continue;
@@ -152,7 +130,7 @@ void allgather(TeamImpl& team, int me, const CallView& view) {
   }
 }
 
-void gather(TeamImpl& team, int me, const CallView& view) {
+void gather(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const Call& c = view[me].call;
   const std::size_t e = c.type.size, n = view[me].count;
   const bool v = c.collective == Collective::gatherv;
@@ -165,9 +143,7 @@ void gather(TeamImpl& team, int me, const CallView& view) {
     team.grow_staging(me, offsets.back());
     copy_bytes(team.staging() + offsets[static_cast<std::size_t>(me)], view[me].contribution,
                view[me].contribution_bytes);
-    leader_step(team, me, "MPI_Gatherv", [&] {
-      team.comm().gatherv(team.staging(), offsets.back(), nullptr, {}, {}, root_process);
-    });
+    net.gatherv(team.staging(), offsets.back(), nullptr, Layout{}, root_process);
     return;
   }
   const int root = c.root - team.first_rank();
@@ -180,9 +156,7 @@ void gather(TeamImpl& team, int me, const CallView& view) {
   std::byte* staging = team.staging();
   copy_bytes(staging + offsets[static_cast<std::size_t>(team.global_rank(me))],
              view[me].contribution, view[me].contribution_bytes);
-  leader_step(team, me, "MPI_Gatherv", [&] {
-    team.comm().gatherv(nullptr, 0, staging, layout.bytes, layout.displs, root_process);
-  });
+  net.gatherv(nullptr, 0, staging, layout, root_process);
   if (me != root) return;
   auto* out = static_cast<std::byte*>(rc.recv);
   for (int r = 0; r < team.size(); ++r) {
@@ -192,7 +166,7 @@ void gather(TeamImpl& team, int me, const CallView& view) {
   }
 }
 
-void scatter(TeamImpl& team, int me, const CallView& view) {
+void scatter(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const Call& c = view[me].call;
   const std::size_t e = c.type.size, n = view[me].count;
   const bool v = c.collective == Collective::scatterv;
@@ -203,9 +177,7 @@ void scatter(TeamImpl& team, int me, const CallView& view) {
     const auto& offsets =
         packed_offsets(threads, [&](int t) { return view[t].call.recv_count * e; });
     team.grow_staging(me, offsets.back());
-    leader_step(team, me, "MPI_Scatterv", [&] {
-      team.comm().scatterv(nullptr, {}, {}, team.staging(), offsets.back(), root_process);
-    });
+    net.scatterv(nullptr, Layout{}, team.staging(), offsets.back(), root_process);
     copy_bytes(c.recv, team.staging() + offsets[static_cast<std::size_t>(me)], c.recv_count * e);
     return;
   }
@@ -226,16 +198,14 @@ void scatter(TeamImpl& team, int me, const CallView& view) {
     plan.add(source + displ * e, count_of(r) * e, staging + offsets[static_cast<std::size_t>(r)]);
   }
   plan.run_share(me, threads);
-  leader_step(team, me, "MPI_Scatterv", [&] {
-    team.comm().scatterv(staging, layout.bytes, layout.displs, nullptr, 0, root_process);
-  });
+  net.scatterv(staging, layout, nullptr, 0, root_process);
   if (!skip_me)
     copy_bytes(c.recv, staging + offsets[static_cast<std::size_t>(team.global_rank(me))],
                count_of(team.global_rank(me)) * e);
   team.sync(me);  // the others read the root's send buffer while packing
 }
 
-void alltoall(TeamImpl& team, int me, const CallView& view) {
+void alltoall(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const Call& c = view[me].call;
   const std::size_t e = c.type.size, n = view[me].count;
   const bool v = c.collective == Collective::alltoallv;
@@ -290,10 +260,7 @@ void alltoall(TeamImpl& team, int me, const CallView& view) {
       at += sent(me, t);
     }
   }
-  leader_step(team, me, "MPI_Alltoallv", [&] {
-    team.comm().alltoallv(send_staging, send_layout.bytes, send_layout.displs, recv_staging,
-                          recv_layout.bytes, recv_layout.displs);
-  });
+  net.alltoallv(send_staging, send_layout, recv_staging, recv_layout);
   // Unpack the blocks addressed to me.
   auto* out = static_cast<std::byte*>(c.recv);
   std::size_t at = 0;
@@ -306,7 +273,7 @@ void alltoall(TeamImpl& team, int me, const CallView& view) {
   }
 }
 
-void reduce_scatter_block(TeamImpl& team, int me, const CallView& view) {
+void reduce_scatter_block(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const Call& c = view[me].call;
   const std::size_t e = c.type.size, n = view[me].count;
   const auto N = static_cast<std::size_t>(team.size());
@@ -315,25 +282,23 @@ void reduce_scatter_block(TeamImpl& team, int me, const CallView& view) {
   std::byte* reduced = team.staging();
   std::byte* mine = reduced + N * n * e;
   reduce_local_slice(team, me, view, N * n, reduced);
-  leader_step(team, me, "MPI_Reduce_scatter", [&] {
-    thread_local std::vector<MPI_Count> counts;
-    counts.resize(static_cast<std::size_t>(team.processes()));
-    for (int p = 0; p < team.processes(); ++p)
-      counts[static_cast<std::size_t>(p)] =
-          static_cast<MPI_Count>(static_cast<std::size_t>(team.threads_of(p)) * n);
-    team.comm().reduce_scatter(reduced, mine, counts, c);
-  });
+  thread_local std::vector<MPI_Count> counts;
+  counts.resize(static_cast<std::size_t>(team.processes()));
+  for (int p = 0; p < team.processes(); ++p)
+    counts[static_cast<std::size_t>(p)] =
+        static_cast<MPI_Count>(static_cast<std::size_t>(team.threads_of(p)) * n);
+  net.reduce_scatter(reduced, mine, counts, c);
   copy_bytes(c.recv, mine + static_cast<std::size_t>(me) * n * e, n * e);
 }
 
-void scan(TeamImpl& team, int me, const CallView& view) {
+void scan(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const Call& c = view[me].call;
   const std::size_t e = c.type.size, n = view[me].count;
   const int threads = team.threads();
   team.grow_staging(me, n * e);
   // The process's total becomes, after MPI_Exscan, the reduction over all lower processes.
   reduce_local_slice(team, me, view, n, team.staging());
-  leader_step(team, me, "MPI_Exscan", [&] { team.comm().exscan_in_place(team.staging(), n, c); });
+  net.exscan(team.staging(), n, c);
   auto inputs = input_pointers(static_cast<std::size_t>(threads));
   auto outputs = output_pointers(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t) {
@@ -347,34 +312,35 @@ void scan(TeamImpl& team, int me, const CallView& view) {
 
 }  // namespace
 
-void run_hierarchical(TeamImpl& team, int me, CallDescriptor d) {
+void run_across_processes(TeamImpl& team, int me, CallDescriptor d, Algorithm algorithm) {
   const auto view = team.begin_call(me, std::move(d));
+  NetworkPhase net(team, me, algorithm);
   switch (view[me].call.collective) {
+    case Collective::barrier:
+      return net.barrier();
     case Collective::bcast:
-      return bcast(team, me, view);
+      return bcast(team, me, view, net);
     case Collective::reduce:
-      return reduce(team, me, view);
+      return reduce(team, me, view, net);
     case Collective::allreduce:
-      return allreduce(team, me, view);
+      return allreduce(team, me, view, net);
     case Collective::allgather:
     case Collective::allgatherv:
-      return allgather(team, me, view);
+      return allgather(team, me, view, net);
     case Collective::gather:
     case Collective::gatherv:
-      return gather(team, me, view);
+      return gather(team, me, view, net);
     case Collective::scatter:
     case Collective::scatterv:
-      return scatter(team, me, view);
+      return scatter(team, me, view, net);
     case Collective::alltoall:
     case Collective::alltoallv:
-      return alltoall(team, me, view);
+      return alltoall(team, me, view, net);
     case Collective::reduce_scatter_block:
-      return reduce_scatter_block(team, me, view);
+      return reduce_scatter_block(team, me, view, net);
     case Collective::scan:
     case Collective::exscan:
-      return scan(team, me, view);
-    case Collective::barrier:
-      break;
+      return scan(team, me, view, net);
   }
 }
 

@@ -285,17 +285,15 @@ void ProcessComm::bcast(void* buf, std::size_t bytes, int root) {
       });
 }
 
-void ProcessComm::allreduce_in_place(void* buf, std::size_t count, const Call& c) {
+void ProcessComm::allreduce(const void* send, void* buf, std::size_t count, const Call& c) {
   if (count == 0) return;
   Reduction red(c, user_op_commutative_, user_op_ordered_);
+  const void* s = send ? send : MPI_IN_PLACE;
   call(
       "MPI_Allreduce",
-      [&] {
-        return MPI_Allreduce_c(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_);
-      },
+      [&] { return MPI_Allreduce_c(s, buf, mpi_count(count), red.type(), red.op(), comm_); },
       [&](MPI_Request* r) {
-        return MPI_Iallreduce_c(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_,
-                                r);
+        return MPI_Iallreduce_c(s, buf, mpi_count(count), red.type(), red.op(), comm_, r);
       });
 }
 

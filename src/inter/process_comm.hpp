@@ -56,7 +56,11 @@ class ProcessComm {
   void barrier();
   void bcast(void* buf, std::size_t bytes, int root);
   // In place on buf: the reduction of every process's buf.
-  void allreduce_in_place(void* buf, std::size_t count, const Call& call);
+  void allreduce_in_place(void* buf, std::size_t count, const Call& call) {
+    allreduce(nullptr, buf, count, call);
+  }
+  // recv = the reduction of every process's send (in place when send is null).
+  void allreduce(const void* send, void* recv, std::size_t count, const Call& call);
   // In place at the root (result in buf there); buf is only read elsewhere.
   void reduce_in_place(void* buf, std::size_t count, const Call& call, int root);
   // send holds sum(counts) elements; this process's block (counts[rank()] elements) of the

@@ -22,11 +22,17 @@ constexpr const char* two_level_summary =
     "single process over several NUMA domains: reduce inside each domain, then across domains, "
     "so each byte crosses the socket link once";
 
-#define TLC_DATA_COLLECTIVE(c)                                                           \
-  {Collective::c, "hierarchical", Algorithm::hierarchical, false, hierarchical_summary}, \
-      {Collective::c, "flat", Algorithm::flat, true, flat_summary}, {                    \
-    Collective::c, "sliced", Algorithm::sliced, true, sliced_summary                     \
-  }
+constexpr const char* full_lane_summary =
+    "as hierarchical, but the staging buffer is cut into L parts and lane thread l runs the MPI "
+    "collective on part l over lane l, all lanes at once";
+
+// clang-format off
+#define TLC_DATA_COLLECTIVE(c)                                                                \
+  {Collective::c, "hierarchical", Algorithm::hierarchical, false, hierarchical_summary},      \
+  {Collective::c, "flat", Algorithm::flat, true, flat_summary},                               \
+  {Collective::c, "sliced", Algorithm::sliced, true, sliced_summary},                         \
+  {Collective::c, "full_lane", Algorithm::full_lane, false, full_lane_summary}
+// clang-format on
 
 // The first entry of each collective is its multi-process default.
 constexpr AlgorithmInfo registry[] = {
@@ -48,6 +54,29 @@ constexpr AlgorithmInfo registry[] = {
     TLC_DATA_COLLECTIVE(reduce_scatter_block),
     TLC_DATA_COLLECTIVE(scan),
     TLC_DATA_COLLECTIVE(exscan),
+    {Collective::allgather, "ring", Algorithm::ring, false,
+     "multi-sender ring allgather: each lane thread runs the ring on its part of every block"},
+    {Collective::allgatherv, "ring", Algorithm::ring, false,
+     "multi-sender ring allgatherv: each lane thread runs the ring on its part of every block"},
+    {Collective::allgather, "bruck", Algorithm::bruck, false,
+     "multi-sender Bruck allgather (equal process blocks; ceil(log2 P) rounds), per lane part"},
+    {Collective::bcast, "binomial", Algorithm::binomial, false,
+     "multi-sender pipelined binomial-tree bcast, each lane thread on its part"},
+    {Collective::alltoall, "pairwise", Algorithm::pairwise, false,
+     "multi-sender pairwise-exchange alltoall (P-1 steps), each lane thread on its part"},
+    {Collective::alltoallv, "pairwise", Algorithm::pairwise, false,
+     "multi-sender pairwise-exchange alltoallv (P-1 steps), each lane thread on its part"},
+    {Collective::alltoall, "isend", Algorithm::isend, false,
+     "multi-sender alltoall posting every send and receive at once, per lane part"},
+    {Collective::alltoallv, "isend", Algorithm::isend, false,
+     "multi-sender alltoallv posting every send and receive at once, per lane part"},
+    {Collective::reduce_scatter_block, "pairwise", Algorithm::pairwise, false,
+     "multi-sender pairwise-exchange reduce-scatter (commutative ops), per lane part"},
+    {Collective::allreduce, "recursive_doubling", Algorithm::recursive_doubling, false,
+     "multi-sender recursive-doubling allreduce (any op, rank order kept), per lane part"},
+    {Collective::allreduce, "rabenseifner", Algorithm::rabenseifner, false,
+     "multi-sender Rabenseifner allreduce: recursive-halving reduce-scatter + recursive-doubling "
+     "allgather (commutative ops), per lane part"},
 };
 #undef TLC_DATA_COLLECTIVE
 

@@ -22,7 +22,20 @@ enum class Algorithm {
   flat,          // small messages: contributions carried in flag slots, one rendezvous
   sliced,        // large messages: publish-and-slice, every thread shares all copying
   two_level,     // reductions over several NUMA domains: reduce per domain, then across
+  full_lane,     // as hierarchical, the MPI collective split over L lanes driven concurrently
+  // Multi-sender: tlc's own point-to-point algorithm between processes, one instance per lane
+  // on a disjoint part of the data.
+  ring,                // allgather(v)
+  bruck,               // allgather
+  binomial,            // bcast, pipelined
+  pairwise,            // alltoall(v), reduce_scatter_block
+  isend,               // alltoall(v)
+  recursive_doubling,  // allreduce
+  rabenseifner,        // allreduce (reduce-scatter + allgather)
 };
+
+// Whether the algorithm is one of tlc's point-to-point (multi-sender) algorithms.
+constexpr bool is_multi_sender(Algorithm a) noexcept { return a >= Algorithm::ring; }
 
 struct AlgorithmInfo {
   Collective collective;
