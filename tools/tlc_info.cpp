@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <tlc/algorithms.hpp>
 #include <tlc/environment.hpp>
 #include <tlc/error.hpp>
 #include <tlc/topology.hpp>
@@ -30,6 +32,9 @@ struct Settings {
   std::string xml;
   std::string synthetic;
   bool help = false;
+  bool algorithms = false;
+  int processes = 2;
+  int bytes = -1;
 };
 
 // One command-line option. Adding an option (e.g. --algorithms) means adding one entry to
@@ -72,6 +77,15 @@ const std::vector<OptionSpec>& option_table() {
       {"synthetic", "DESC",
        "use an hwloc synthetic topology, e.g. \"package:2 numa:2 core:8 pu:2\"",
        [](Settings& s, const std::string& v) { s.synthetic = v; }},
+      {"algorithms", "",
+       "list every algorithm per collective and the selector's choice for --processes, "
+       "--threads and --lanes at 8 B .. 64 MiB (initialises MPI as a singleton to ask it how "
+       "many lanes it progresses at once)",
+       [](Settings& s, const std::string&) { s.algorithms = true; }},
+      {"processes", "P", "processes for --algorithms (default 2)",
+       [](Settings& s, const std::string& v) { s.processes = parse_int("processes", v); }},
+      {"bytes", "B", "only this message size (bytes per rank) for --algorithms",
+       [](Settings& s, const std::string& v) { s.bytes = parse_int("bytes", v); }},
       {"help", "", "show this help", [](Settings& s, const std::string&) { s.help = true; }},
   };
   return table;
@@ -147,6 +161,66 @@ std::string first_line(const std::string& text) {
   return line;
 }
 
+std::string human_bytes(std::size_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (u < 3 && b >= 1024 && b % 1024 == 0) {
+    b /= 1024;
+    ++u;
+  }
+  return std::to_string(b) + " " + units[u];
+}
+
+// The registry, then what the selector picks per collective and size for the given shape.
+void print_algorithms(const Settings& settings, const tlc::Placement& plan) {
+  tlc::Environment env;  // singleton MPI: thread level and lane parallelism
+  std::cout << "MPI thread level: " << tlc::Environment::thread_level_name(env.thread_level())
+            << '\n';
+  const int parallel = tlc::mpi_lane_parallelism();
+  std::cout << "lanes MPI progresses at once: "
+            << (parallel > 0 ? std::to_string(parallel) +
+                                   (parallel == 1 ? " (global-lock build: lanes are serialised)"
+                                                  : " (MPICH VCIs)")
+                             : std::string("unknown (assumed: all)"))
+            << "\n\nalgorithms:\n";
+  for (const auto& a : tlc::algorithms())
+    std::cout << "  " << std::left << std::setw(22) << tlc::to_string(a.collective) << std::setw(20)
+              << a.name << (a.single_process ? "[1 process] " : "") << a.summary << '\n';
+  const int threads = static_cast<int>(plan.threads.size());
+  const int lanes = static_cast<int>(plan.lanes.size());
+  int domains = 1;
+  for (std::size_t t = 1; t < plan.threads.size(); ++t)
+    if (plan.threads[t].numa != plan.threads[t - 1].numa) ++domains;
+  std::cout << "\nselector's choice for " << settings.processes << " process(es) x " << threads
+            << " thread(s), " << lanes << " lane(s) (predicted inter-process time, us):\n";
+  std::vector<std::size_t> sizes;
+  if (settings.bytes >= 0) {
+    sizes.push_back(static_cast<std::size_t>(settings.bytes));
+  } else {
+    for (std::size_t b = 8; b <= (std::size_t{64} << 20); b *= 8) sizes.push_back(b);
+  }
+  for (int c = 0; c <= static_cast<int>(tlc::Collective::exscan); ++c) {
+    const auto collective = static_cast<tlc::Collective>(c);
+    for (std::size_t b : sizes) {
+      tlc::SelectionQuery q;
+      q.collective = collective;
+      q.bytes = b;
+      q.processes = settings.processes;
+      q.threads = threads;
+      q.lanes = lanes;
+      q.numa_domains = domains;
+      const tlc::Selection pick = tlc::select_algorithm(q);
+      std::cout << "  " << std::left << std::setw(22) << tlc::to_string(collective) << std::right
+                << std::setw(8) << human_bytes(b) << "  " << std::left << std::setw(20)
+                << pick.name;
+      for (const auto& [name, seconds] : pick.predicted_seconds)
+        std::cout << ' ' << name << '=' << std::fixed << std::setprecision(1) << seconds * 1e6;
+      std::cout << '\n';
+      if (collective == tlc::Collective::barrier) break;
+    }
+  }
+}
+
 int run(const Settings& settings) {
   const tlc::Topology topology = !settings.xml.empty() ? tlc::Topology::from_xml(settings.xml)
                                  : !settings.synthetic.empty()
@@ -156,6 +230,7 @@ int run(const Settings& settings) {
   const tlc::Placement plan = tlc::Placement::plan(topology, settings.request);
   std::cout << plan.describe() << '\n';
   std::cout << "MPI library: " << first_line(tlc::Environment::mpi_library_version()) << '\n';
+  if (settings.algorithms) print_algorithms(settings, plan);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 // Umbrella header: everything a tlc program needs.
 #pragma once
 
+#include <tlc/algorithms.hpp>
 #include <tlc/environment.hpp>
 #include <tlc/error.hpp>
 #include <tlc/ops.hpp>

@@ -103,6 +103,29 @@ NodeInfo node_info(MPI_Comm comm, std::uint64_t cpuset_key) {
   return info;
 }
 
+int mpi_lane_parallelism() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return 0;
+  static const int parallelism = [] {
+    int provided = 0;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return 0;
+    int result = 0, index = -1;
+    if (MPI_T_cvar_get_index("MPIR_CVAR_CH4_NUM_VCIS", &index) == MPI_SUCCESS && index >= 0) {
+      MPI_T_cvar_handle handle;
+      int count = 0, value = 0;
+      if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+        if (count == 1 && MPI_T_cvar_read(handle, &value) == MPI_SUCCESS) result = value;
+        MPI_T_cvar_handle_free(&handle);
+      }
+    }
+    MPI_T_finalize();
+    return result;
+  }();
+  return parallelism;
+}
+
 int threads_on_node(MPI_Comm comm, int threads) {
   MPI_Comm node = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),

@@ -110,6 +110,11 @@ struct NodeInfo {
 // Collective over comm. cpuset_key identifies this process's allowed PUs.
 NodeInfo node_info(MPI_Comm comm, std::uint64_t cpuset_key);
 
+// How many lanes the MPI library can progress at once, as far as it says: MPICH's number of
+// VCIs (MPIR_CVAR_CH4_NUM_VCIS through the MPI tool interface; 1 in a global-lock build), or 0
+// when the library does not tell or MPI is not initialised.
+int mpi_lane_parallelism();
+
 // Sum of `threads` over the processes of comm that share this process's node.
 int threads_on_node(MPI_Comm comm, int threads);
 

@@ -3,7 +3,10 @@
 #include <cctype>
 #include <cstdlib>
 
+#include <tlc/algorithms.hpp>
 #include <tlc/error.hpp>
+
+#include "inter/process_comm.hpp"
 
 namespace tlc::detail {
 
@@ -80,6 +83,9 @@ constexpr AlgorithmInfo registry[] = {
 };
 #undef TLC_DATA_COLLECTIVE
 
+// The point-to-point algorithms take part in automatic selection once they exist.
+constexpr bool multi_sender_available = false;
+
 bool has(Collective c, Algorithm a) {
   for (const auto& info : registry)
     if (info.collective == c && info.id == a) return true;
@@ -111,7 +117,8 @@ Algorithm lookup(Collective c, const std::string& name, const std::string& origi
 
 std::span<const AlgorithmInfo> algorithm_registry() noexcept { return registry; }
 
-Selector::Selector(const std::map<Collective, std::string>& forced) {
+Selector::Selector(const std::map<Collective, std::string>& forced, const CostParameters& costs)
+    : costs_(costs) {
   for (std::size_t i = 0; i < collective_count; ++i) {
     const auto c = static_cast<Collective>(i);
     const std::string variable = env_name(c);
@@ -140,19 +147,71 @@ void Selector::check_forced_for(int processes) const {
   }
 }
 
-// Without a cost model yet (the inter-process issue brings one): several processes take the
-// hierarchical path; one process takes flat up to flat_max_bytes per thread, two_level for
-// reductions over several NUMA domains, sliced otherwise. v-variants have per-rank sizes that
-// threads do not all know, so they take sliced, the choice that needs no agreement on sizes.
-Algorithm Selector::choose(Collective collective, std::size_t bytes, const TeamShape& shape) const {
+// Several processes: the cheapest inter-process phase by the cost model (ties go to the
+// earlier registry entry, hierarchical first); v-variants, whose sizes differ per rank, always
+// take hierarchical so that no process can decide differently. One process: flat up to
+// flat_max_bytes per thread, two_level for reductions over several NUMA domains, sliced
+// otherwise (v-variants: sliced, the choice that needs no agreement on sizes).
+Algorithm Selector::choose(Collective collective, std::size_t bytes, const TeamShape& shape,
+                           bool commutative) const {
   if (auto f = forced(collective)) return *f;
-  if (collective == Collective::barrier || shape.processes > 1) return Algorithm::hierarchical;
   const bool v_variant = collective == Collective::allgatherv ||
                          collective == Collective::gatherv || collective == Collective::scatterv ||
                          collective == Collective::alltoallv;
+  if (collective == Collective::barrier) return Algorithm::hierarchical;
+  if (shape.processes > 1) {
+    if (v_variant) return Algorithm::hierarchical;
+    const CostQuery query{collective,  bytes,       shape.processes,      shape.ranks,
+                          shape.lanes, commutative, shape.equal_processes};
+    Algorithm best = Algorithm::hierarchical;
+    double best_cost = -1;
+    for (const auto& info : registry) {
+      if (info.collective != collective || info.single_process) continue;
+      if (is_multi_sender(info.id) && !multi_sender_available) continue;
+      const std::optional<double> cost = predict(info.id, query, costs_);
+      if (cost && (best_cost < 0 || *cost < best_cost)) {
+        best = info.id;
+        best_cost = *cost;
+      }
+    }
+    return best;
+  }
   if (!v_variant && bytes <= flat_max_bytes) return Algorithm::flat;
   if (shape.numa_groups > 1 && has(collective, Algorithm::two_level)) return Algorithm::two_level;
   return Algorithm::sliced;
 }
 
 }  // namespace tlc::detail
+
+namespace tlc {
+
+std::vector<AlgorithmDescription> algorithms() {
+  std::vector<AlgorithmDescription> all;
+  for (const auto& info : detail::algorithm_registry())
+    all.push_back({info.collective, info.name, info.single_process, info.summary});
+  return all;
+}
+
+Selection select_algorithm(const SelectionQuery& q) {
+  detail::CostParameters costs = detail::CostParameters::from_environment();
+  if (costs.lane_parallelism == 0) costs.lane_parallelism = detail::mpi_lane_parallelism();
+  const detail::Selector selector({}, costs);
+  const detail::TeamShape shape{
+      q.processes, q.threads, q.lanes, q.numa_domains, q.processes * q.threads, true};
+  const detail::Algorithm chosen = selector.choose(q.collective, q.bytes, shape, q.commutative);
+  Selection selection;
+  const detail::CostQuery query{q.collective, q.bytes,       q.processes, q.processes * q.threads,
+                                q.lanes,      q.commutative, true};
+  for (const auto& info : detail::algorithm_registry()) {
+    if (info.collective != q.collective) continue;
+    if (info.id == chosen && selection.name.empty()) selection.name = info.name;
+    if (q.processes > 1 && !info.single_process)
+      if (auto cost = detail::predict(info.id, query, costs))
+        selection.predicted_seconds.emplace_back(info.name, *cost);
+  }
+  return selection;
+}
+
+int mpi_lane_parallelism() { return detail::mpi_lane_parallelism(); }
+
+}  // namespace tlc

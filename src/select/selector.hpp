@@ -14,6 +14,8 @@
 
 #include <tlc/options.hpp>
 
+#include "select/cost_model.hpp"
+
 namespace tlc::detail {
 
 // Algorithm families; which collectives have which is in algorithm_registry().
@@ -47,11 +49,15 @@ struct AlgorithmInfo {
 
 std::span<const AlgorithmInfo> algorithm_registry() noexcept;
 
+// What the selector may look at. Everything but `threads` and `numa_groups` is the same on
+// every process, and multi-process choices use only those, so all processes choose alike.
 struct TeamShape {
   int processes = 1;
   int threads = 1;  // threads of this process
   int lanes = 1;
   int numa_groups = 1;  // runs of consecutive threads in one NUMA domain
+  int ranks = 1;        // threads of all processes
+  bool equal_processes = true;
 };
 
 // Default thresholds of the selector (bytes of one thread's contribution).
@@ -61,8 +67,11 @@ class Selector {
  public:
   // Throws Error(invalid_argument) naming the valid choices for an unknown algorithm name.
   Selector() = default;  // defaults everywhere, nothing forced
-  explicit Selector(const std::map<Collective, std::string>& forced);
-  Algorithm choose(Collective collective, std::size_t bytes, const TeamShape& shape) const;
+  Selector(const std::map<Collective, std::string>& forced, const CostParameters& costs);
+  // bytes: of one rank's block (the same on every rank except in v-variants).
+  Algorithm choose(Collective collective, std::size_t bytes, const TeamShape& shape,
+                   bool commutative = true) const;
+  const CostParameters& costs() const noexcept { return costs_; }
   std::optional<Algorithm> forced(Collective collective) const;
   // Throws Error(invalid_argument) when a forced algorithm cannot serve a team of this many
   // processes.
@@ -71,6 +80,7 @@ class Selector {
  private:
   static constexpr std::size_t collective_count = static_cast<std::size_t>(Collective::exscan) + 1;
   std::array<std::optional<Algorithm>, collective_count> forced_{};
+  CostParameters costs_{};
 };
 
 }  // namespace tlc::detail

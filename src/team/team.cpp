@@ -119,7 +119,9 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
         placement_ = Placement::plan(topology_, request);
       }
     }
-    selector_ = Selector(options.algorithms);
+    CostParameters costs = CostParameters::from_environment();
+    if (costs.lane_parallelism == 0) costs.lane_parallelism = mpi_lane_parallelism();
+    selector_ = Selector(options.algorithms, costs);
     selector_.check_forced_for(comm_->size());
   } catch (const Error& e) {
     error = e.what();
@@ -135,6 +137,8 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
     size_ += c;
   }
   first_rank_ = process_first_rank_[static_cast<std::size_t>(comm_->rank())];
+  equal_processes_ = std::all_of(process_threads_.begin(), process_threads_.end(),
+                                 [&](int t) { return t == process_threads_.front(); });
   for (int t = 0; t < threads_; ++t)
     if (t == 0 || placement_.threads[static_cast<std::size_t>(t)].numa !=
                       placement_.threads[static_cast<std::size_t>(t) - 1].numa)

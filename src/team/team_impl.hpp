@@ -97,7 +97,8 @@ class TeamImpl {
   const Topology& topology() const noexcept { return topology_; }
   const Selector& selector() const noexcept { return selector_; }
   TeamShape shape() const noexcept {
-    return {processes(), threads_, lanes(), static_cast<int>(numa_group_starts_.size())};
+    return {processes(), threads_,        lanes(), static_cast<int>(numa_group_starts_.size()),
+            size_,       equal_processes_};
   }
   ProcessComm& comm() noexcept { return *comm_; }
   // Lane l: a duplicate of the process communicator, driven only by lane_thread(l).
@@ -160,6 +161,7 @@ class TeamImpl {
   int size_ = 1;
   int first_rank_ = 0;
   std::vector<int> process_threads_, process_first_rank_;
+  bool equal_processes_ = true;
   std::vector<int> numa_group_starts_;
   Topology topology_;
   Placement placement_;
