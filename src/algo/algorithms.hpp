@@ -19,6 +19,13 @@ void run_two_level(TeamImpl& team, int me, CallDescriptor d);  // algo/two_level
 // (hierarchical, full_lane or multi_sender; algo/hierarchical.cpp, algo/network_phase.cpp).
 void run_across_processes(TeamImpl& team, int me, CallDescriptor d, Algorithm algorithm);
 
+// Allreduce across processes in chunks, the intra-process phases of one chunk overlapping the
+// network phase of the previous one (algo/allreduce_pipelined.cpp).
+inline constexpr std::size_t pipeline_chunk_bytes = std::size_t{1} << 20;
+bool pipeline_allreduce(std::size_t bytes);
+void allreduce_pipelined(TeamImpl& team, int me, const TeamImpl::CallView& view,
+                         Algorithm algorithm);
+
 // --- Helpers shared by the single-process algorithms (algo/local_plan.cpp) ---
 using CallView = TeamImpl::CallView;
 

@@ -97,6 +97,12 @@ void reduce(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
 void allreduce(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const Call& c = view[me].call;
   const std::size_t n = view[me].count, bytes = n * c.type.size;
+  // Every process must make the same MPI calls: the choices below depend on sizes and lanes
+  // only, which all processes share, never on this process's thread count alone.
+  const bool one_thread_everywhere = team.shape().equal_processes && team.threads() == 1;
+  if (pipeline_allreduce(bytes) && !is_multi_sender(net.algorithm()) &&
+      !(one_thread_everywhere && !net.uses_lanes()))
+    return allreduce_pipelined(team, me, view, net.algorithm());
   if (team.threads() == 1 && !net.uses_lanes()) {
     // Nothing to combine inside the process: straight from the caller's buffers.
     team.comm().allreduce(c.in_place ? nullptr : c.send, c.recv, n, c);

@@ -35,6 +35,7 @@ class NetworkPhase {
       : team_(team), me_(me), algorithm_(algorithm) {}
 
   bool uses_lanes() const noexcept { return lanes(); }
+  Algorithm algorithm() const noexcept { return algorithm_; }
 
   void barrier();
   void bcast(std::byte* buf, std::size_t bytes, int root);

@@ -62,8 +62,12 @@ struct alignas(cache_line_size) ThreadSlot {
   Flag arrived;                 // gather flag, written by the owning thread only
   CallDescriptor published[2];  // by call parity
   alignas(cache_line_size) std::byte carry[2][carry_capacity];  // by call parity
+  // Progress flags of pipelined algorithms (chunks reduced / sent / copied out), each written by
+  // the owning thread only and counting chunks over the team's lifetime.
+  Flag posted[3];
   // Private to the thread currently holding the slot:
   std::uint64_t step = 0;         // synchronisation steps taken
+  std::uint64_t chunks = 0;       // chunks of pipelined calls (the base of the posted values)
   std::uint64_t calls = 0;        // collectives entered
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
 };
@@ -141,6 +145,27 @@ class TeamImpl {
   // Release: the leader's signal that step s is done / non-leaders wait for it.
   void release(std::uint64_t s) noexcept;
   void wait_released(std::uint64_t s);
+
+  // Pipelines: post(me, f, v) publishes that the caller reached v on progress flag f;
+  // wait_posted(f, v, include) waits until every thread t with include(t) has.
+  enum Progress { reduced = 0, sent = 1, copied = 2 };
+  void post(int me, Progress f, std::uint64_t v) noexcept {
+    slot(me).posted[f].value.store(v, std::memory_order_release);
+    waiter_.notify();
+  }
+  template <class Include>
+  void wait_posted(Progress f, std::uint64_t v, Include&& include) {
+    waiter_.wait(
+        [&] {
+          for (int t = 0; t < threads_; ++t)
+            if (include(t) && slot(t).posted[f].value.load(std::memory_order_acquire) < v)
+              return aborted();
+          return true;
+        },
+        [&] { return std::string("threads of a pipelined collective"); });
+    waiter_.throw_if_aborted();
+  }
+  std::uint64_t& pipeline_chunks(int me) noexcept { return slot(me).chunks; }
 
   // Team-owned staging buffer of the inter-process phase. grow_staging is itself a step: all
   // threads call it with the same byte count right after begin_call.
