@@ -27,15 +27,17 @@ struct Options {
   std::string collective = "allreduce";
   std::size_t min_size = 8;         // bytes per thread buffer
   std::size_t max_size = 64 << 20;  // bytes per thread buffer
-  int threads = 0;                  // per process; 0: tlc's default (TLC_THREADS, else one per core)
-  int lanes = 0;                    // 0: tlc's default
-  std::string algorithm;            // empty: tlc's selector decides
-  std::optional<int> iters;         // unset: adaptive per size
-  std::optional<int> warmup;        // unset: adaptive per size
-  int reps = 5;                     // the timed calls are split into reps; the median is reported
-  double skew_us = 0;               // arrival skew spread over the threads of a process
+  int threads = 0;            // per process; 0: tlc's default (TLC_THREADS, else one per core)
+  int lanes = 0;              // 0: tlc's default
+  std::string algorithm;      // empty: tlc's selector decides
+  std::optional<int> iters;   // unset: adaptive per size
+  std::optional<int> warmup;  // unset: adaptive per size
+  int reps = 5;               // the timed calls are split into reps; the median is reported
+  double skew_us = 0;         // arrival skew spread over the threads of a process
   Format format = Format::table;
-  std::optional<bool> pin;         // unset: tlc pins only when every thread gets its own PU
+  std::optional<bool> pin;  // unset: tlc pins only when every thread gets its own PU
+  bool intra = false;       // --intra: one process's team against the bandwidth bound and MPI
+  std::string lane_mode;    // --lane-pattern / --multi-collective: Traff's lane benchmarks
   bool help = false;
 };
 
@@ -63,6 +65,26 @@ struct Loop {
 };
 
 void inject_skew(int thread, int threads, double skew_us);
+
+// Seconds per call (median repetition) and the number of timed calls.
+struct Measurement {
+  double seconds = 0;
+  int iters = 0;
+};
+
+class Case;
+// main.cpp: warm-up, iteration count and median of repetitions, the same for every Case.
+Measurement measure(Case& c, std::size_t bytes, const Options& o);
+// Adaptive iteration counts (unless --iters): min(bytes_per_measurement / size, 0.2 s / warm-up
+// time per call), clamped to [4, max_iters]. The defaults are the sweep's.
+struct IterationLimits {
+  std::size_t bytes_per_measurement = std::size_t{256} << 20;
+  int max_iters = 1000;
+};
+// The first half of measure(): warms up and returns the number of timed calls.
+int calibrate(Case& c, std::size_t bytes, const Options& o, const IterationLimits& limits);
+// Element counts per thread buffer: --min-size doubling up to --max-size, duplicates dropped.
+std::vector<std::size_t> element_counts(const Options& o);
 
 // Runs the loop on one thread and returns that thread's mean seconds per call. Without skew
 // the whole loop is timed (OSU style). With skew each call is timed from arrival (after the
@@ -219,5 +241,21 @@ class Reporter {
 };
 
 std::unique_ptr<Reporter> make_reporter(Format format, std::ostream& out);
+
+// report.cpp helpers shared with --intra.
+std::string number(const char* fmt, double value);       // "-" for NaN
+std::string json_number(const char* fmt, double value);  // null for NaN and inf
+std::string json_string(const std::string& s);
+std::string mpi_summary(const std::string& version);  // first line and device of the version
+
+// ---------------------------------------------------------------------------------------------
+// --intra (intra.cpp): the threads of one process against the memory-bandwidth bound of the
+// same threads and against MPI everywhere (one process per thread). Returns the exit code.
+int run_intra(const Options& o, const tlc::Environment& env);
+
+// --lane-pattern / --multi-collective (lane_patterns.cpp): k = 1..max_lanes threads, each on its
+// own communicator, moving `count` ints per process (split over them / each an alltoall).
+int run_lane_benchmark(const std::string& mode, int max_lanes, std::size_t count, int rounds,
+                       int repetitions);
 
 }  // namespace tlc_bench

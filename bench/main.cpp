@@ -55,16 +55,14 @@ std::string collective_names() {
 // measurement; the time budgets keep a slow implementation or an oversubscribed machine from
 // turning the default sweep into minutes. Each implementation gets its own count, so a slow
 // baseline does not cost tlc its statistics.
-constexpr std::size_t kBytesPerMeasurement = std::size_t{256} << 20;
 constexpr double kSecondsPerMeasurement = 0.2;
 constexpr double kSecondsPerWarmup = 0.05;
 constexpr int kMinIters = 4;
-constexpr int kMaxIters = 1000;
 
-int default_iters(std::size_t bytes) {
-  const std::size_t by_bytes = kBytesPerMeasurement / std::max<std::size_t>(bytes, 1);
+int default_iters(std::size_t bytes, const IterationLimits& limits) {
+  const std::size_t by_bytes = limits.bytes_per_measurement / std::max<std::size_t>(bytes, 1);
   return static_cast<int>(
-      std::clamp<std::size_t>(by_bytes, kMinIters, static_cast<std::size_t>(kMaxIters)));
+      std::clamp<std::size_t>(by_bytes, kMinIters, static_cast<std::size_t>(limits.max_iters)));
 }
 
 int default_warmup(int iters) { return std::clamp(iters / 10, 1, 100); }
@@ -76,16 +74,12 @@ std::string iteration_policy(const Options& o) {
   return iters + ", median of " + std::to_string(o.reps) + " repetitions, warm-up " + warmup;
 }
 
-// Seconds per call and the number of timed calls.
-struct Measurement {
-  double seconds = 0;
-  int iters = 0;
-};
+}  // namespace
 
-// Warms one implementation up and times it. Every time() returns a global maximum, so all
-// processes derive the same counts.
-Measurement measure(Case& c, std::size_t bytes, const Options& o) {
-  int iters = o.iters.value_or(default_iters(bytes));
+// Warms one implementation up and returns its number of timed calls. Every time() returns the
+// maximum over all processes that measure it, so they all derive the same counts.
+int calibrate(Case& c, std::size_t bytes, const Options& o, const IterationLimits& limits) {
+  int iters = o.iters.value_or(default_iters(bytes, limits));
   const int warmup = o.warmup.value_or(default_warmup(iters));
   if (warmup > 0) {
     // The first call pays for page faults and connection set-up: keep it out of the estimate.
@@ -101,9 +95,14 @@ Measurement measure(Case& c, std::size_t bytes, const Options& o) {
       const double affordable = kSecondsPerMeasurement / per_call;
       iters = static_cast<int>(std::clamp(std::min(affordable, static_cast<double>(iters)),
                                           static_cast<double>(kMinIters),
-                                          static_cast<double>(kMaxIters)));
+                                          static_cast<double>(limits.max_iters)));
     }
   }
+  return iters;
+}
+
+Measurement measure(Case& c, std::size_t bytes, const Options& o) {
+  const int iters = calibrate(c, bytes, o, IterationLimits{});
   // The timed calls run as a few repetitions and the median repetition is reported: on a
   // shared or oversubscribed machine one preemption can inflate a whole mean, and the median
   // discards it while each repetition still follows the OSU definition.
@@ -129,6 +128,8 @@ std::vector<std::size_t> element_counts(const Options& o) {
   }
   return counts;
 }
+
+namespace {
 
 // The settings that decide how the master-only baseline waits and where its threads run.
 std::string openmp_environment() {
@@ -235,6 +236,11 @@ int main(int argc, char** argv) {
     if (process == 0) std::cout << usage(argv[0]);
     return 0;
   }
+  if (options.intra) return run_intra(options, env);
+  if (!options.lane_mode.empty())
+    return run_lane_benchmark(options.lane_mode, options.lanes > 0 ? options.lanes : 4,
+                              std::max<std::size_t>(options.max_size / sizeof(int), 1), 10,
+                              options.reps > 1 ? 4 * options.reps : 20);
   const CollectiveSpec* spec = find_collective(options.collective);
   if (!spec) {
     if (process == 0)

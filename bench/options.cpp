@@ -54,6 +54,8 @@ Options parse_options(int argc, char** argv) {
   Options o;
   bool csv = false;
   bool json = false;
+  bool collective_given = false;
+  bool max_size_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -74,10 +76,12 @@ Options parse_options(int argc, char** argv) {
     };
     if (arg == "--collective") {
       o.collective = take();
+      collective_given = true;
     } else if (arg == "--min-size") {
       o.min_size = parse_size(take());
     } else if (arg == "--max-size") {
       o.max_size = parse_size(take());
+      max_size_given = true;
     } else if (arg == "--threads") {
       o.threads = static_cast<int>(parse_integer(arg, take(), 1));
     } else if (arg == "--lanes") {
@@ -104,6 +108,12 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--no-pin") {
       flag();
       o.pin = false;
+    } else if (arg == "--intra") {
+      flag();
+      o.intra = true;
+    } else if (arg == "--lane-pattern" || arg == "--multi-collective") {
+      flag();
+      o.lane_mode = arg.substr(2);
     } else if (arg == "--help" || arg == "-h") {
       flag();
       o.help = true;
@@ -112,6 +122,11 @@ Options parse_options(int argc, char** argv) {
     }
   }
   if (csv && json) throw std::invalid_argument("--csv and --json exclude each other");
+  // --intra has its own defaults: every collective, up to the 16 MiB of its acceptance targets.
+  if (o.intra && !collective_given) o.collective = "all";
+  if (o.intra && !max_size_given) o.max_size = std::size_t{16} << 20;
+  if (o.intra && o.lanes)
+    throw std::invalid_argument("--lanes has no meaning with --intra (a one-process team)");
   if (csv) o.format = Format::csv;
   if (json) o.format = Format::json;
   if (o.min_size > o.max_size) throw std::invalid_argument("--min-size is larger than --max-size");
@@ -126,7 +141,7 @@ std::string usage(const char* program) {
          "same run on the same data. Launch one process per node, or set TLC_NODE=process when\n"
          "several processes share a machine.\n"
          "\n"
-         "  --collective NAME  allreduce (default) or barrier\n"
+         "  --collective NAME  allreduce (default) or barrier (--intra: see below)\n"
          "  --min-size BYTES   smallest buffer per thread (default 8; suffixes K, M, G = 1024^n)\n"
          "  --max-size BYTES   largest buffer per thread (default 64M); sizes double from min\n"
          "  --threads N        threads per process (default: TLC_THREADS, else one per core\n"
@@ -146,11 +161,40 @@ std::string usage(const char* program) {
          "  --pin              pin tlc's threads; an error if they do not fit on the PUs\n"
          "  --no-pin           do not pin tlc's threads (default: pin when every thread has\n"
          "                     its own PU; OpenMP follows OMP_PROC_BIND either way)\n"
+         "  --intra            intra-process mode, see below\n"
+         "  --lane-pattern     Traff & Hunold's lane pattern: for k = 1..--lanes (default 4)\n"
+         "                     threads, each on its own communicator, every process sends\n"
+         "                     --max-size bytes of ints to the next one split over the k\n"
+         "                     threads (MPI_Sendrecv, 10 rounds); time and ratio to k = 1\n"
+         "  --multi-collective k threads each run MPI_Alltoall of --max-size bytes on its own\n"
+         "                     communicator at once; ratio to k = 1 (1: lanes in parallel,\n"
+         "                     k: serialised)\n"
          "  --help             this text\n"
          "\n"
          "Sizes are bytes per thread buffer of doubles (rounded up to whole elements, at least\n"
          "one). A time is the maximum over all threads of all processes of the mean per call\n"
-         "(median over the repetitions).\n";
+         "(median over the repetitions).\n"
+         "\n"
+         "--intra: mpiexec -n T " +
+         std::string(program) +
+         " --intra [--threads T] [--collective NAME] [--min-size ..] [--max-size ..]\n"
+         "  Process 0 alone runs a team of T threads (tlc::Team on MPI_COMM_SELF) while the other\n"
+         "  processes sleep in a polling MPI_Ibarrier, and compares each collective with\n"
+         "  - the memory-bandwidth bound: bytes that must move / copy bandwidth, the copy\n"
+         "    bandwidth measured in the same run by the same T threads, each memcpy'ing a\n"
+         "    private buffer (the T buffers together as large as the collective's buffers);\n"
+         "  - MPI everywhere: all T processes call the matching MPI collective on one buffer\n"
+         "    each, of the same size (so -n must equal --threads; --threads defaults to -n);\n"
+         "  - for allreduce: bare barriers of the same T threads (a sense-reversing spin barrier\n"
+         "    on std::atomic, std::barrier, me.barrier()) against an 8-byte me.allreduce.\n"
+         "  --collective: allreduce, reduce, bcast, allgather, alltoall, barrier (the barrier\n"
+         "  table alone) or all (default). --max-size defaults to 16M. Bytes that must move, T\n"
+         "  threads, n bytes per thread buffer (alltoall: per send buffer): allreduce 2*T*n,\n"
+         "  reduce T*n + n, bcast T*n, allgather T*n + T*T*n, alltoall 2*T*n.\n"
+         "  Iterations as above but up to 1 GiB / size and 20000 calls; the repetitions of tlc,\n"
+         "  the copy and MPI are taken in turn. The barrier table makes 100000 calls per case\n"
+         "  (--iters) in 5 * --reps interleaved rounds. Columns others% and steal% say how much\n"
+         "  of the machine other processes and the hypervisor took while a row was measured.\n";
 }
 
 }  // namespace tlc_bench

@@ -10,26 +10,6 @@
 
 namespace tlc_bench {
 
-namespace {
-
-// The derived columns, computed once for every format.
-struct Derived {
-  double tlc_us, mpi_us, master_us;
-  double tlc_over_mpi, tlc_over_master;
-  double algbw_gbps;  // NaN for payload-free collectives
-};
-
-Derived derive(const Row& r) {
-  Derived d{};
-  d.tlc_us = r.tlc_s * 1e6;
-  d.mpi_us = r.mpi_s * 1e6;
-  d.master_us = r.master_s * 1e6;
-  d.tlc_over_mpi = r.tlc_s / r.mpi_s;
-  d.tlc_over_master = r.tlc_s / r.master_s;
-  d.algbw_gbps = r.bytes ? static_cast<double>(r.bytes) / r.tlc_s / 1e9 : std::nan("");
-  return d;
-}
-
 std::string number(const char* fmt, double value) {
   if (std::isnan(value)) return "-";
   char text[64];
@@ -53,6 +33,59 @@ std::string mpi_summary(const std::string& version) {
     if (device.empty() && squeezed.find("Device:") != std::string::npos) device = squeezed;
   }
   return device.empty() || device == summary ? summary : summary + ", " + device;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char esc[8];
+          std::snprintf(esc, sizeof esc, "\\u%04x", c);
+          out += esc;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(const char* fmt, double value) {
+  return std::isnan(value) || std::isinf(value) ? "null" : number(fmt, value);
+}
+
+namespace {
+
+// The derived columns, computed once for every format.
+struct Derived {
+  double tlc_us, mpi_us, master_us;
+  double tlc_over_mpi, tlc_over_master;
+  double algbw_gbps;  // NaN for payload-free collectives
+};
+
+Derived derive(const Row& r) {
+  Derived d{};
+  d.tlc_us = r.tlc_s * 1e6;
+  d.mpi_us = r.mpi_s * 1e6;
+  d.master_us = r.master_s * 1e6;
+  d.tlc_over_mpi = r.tlc_s / r.mpi_s;
+  d.tlc_over_master = r.tlc_s / r.master_s;
+  d.algbw_gbps = r.bytes ? static_cast<double>(r.bytes) / r.tlc_s / 1e9 : std::nan("");
+  return d;
 }
 
 std::string shape(const RunInfo& info) {
@@ -148,39 +181,6 @@ class CsvReporter : public Reporter {
   std::ostream& out_;
   RunInfo info_;
 };
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char esc[8];
-          std::snprintf(esc, sizeof esc, "\\u%04x", c);
-          out += esc;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(const char* fmt, double value) {
-  return std::isnan(value) || std::isinf(value) ? "null" : number(fmt, value);
-}
 
 class JsonReporter : public Reporter {
  public:

@@ -16,12 +16,16 @@ namespace {
 class FailureCollector : public testing::EmptyTestEventListener {
  public:
   explicit FailureCollector(int rank) : rank_(rank) {}
+  // gtest holds its own lock while it reports a result, so the test's name is remembered here
+  // instead of asked for (UnitTest::current_test_info() would deadlock on that lock).
+  void OnTestStart(const testing::TestInfo& info) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    current_ = std::string(info.test_suite_name()) + "." + info.name();
+  }
   void OnTestPartResult(const testing::TestPartResult& result) override {
     if (!result.failed()) return;
-    const testing::TestInfo* info = testing::UnitTest::GetInstance()->current_test_info();
     std::lock_guard<std::mutex> lock(mutex_);
-    text_ += "[rank " + std::to_string(rank_) + "] " +
-             (info ? std::string(info->test_suite_name()) + "." + info->name() : "?") + " at " +
+    text_ += "[rank " + std::to_string(rank_) + "] " + current_ + " at " +
              (result.file_name() ? result.file_name() : "?") + ":" +
              std::to_string(result.line_number()) + ": " + result.message() + "\n";
   }
@@ -30,6 +34,7 @@ class FailureCollector : public testing::EmptyTestEventListener {
  private:
   int rank_;
   std::mutex mutex_;
+  std::string current_ = "?";
   std::string text_;
 };
 

@@ -43,7 +43,13 @@ void run_flat(TeamImpl& team, int me, CallDescriptor d) {
   const Call& c = view[me].call;
   const std::size_t n = view[me].count;
   const std::size_t e = c.type.size;
-  const bool carried = all_carried(view, threads);
+  // v-variants: counts and displacements stay in the callers' memory, which readers use, so
+  // their owners must wait for the closing rendezvous even when the data travelled carried.
+  const bool v_variant = c.collective == Collective::allgatherv ||
+                         c.collective == Collective::gatherv ||
+                         c.collective == Collective::scatterv ||
+                         c.collective == Collective::alltoallv;
+  const bool carried = all_carried(view, threads) && !v_variant;
 
   switch (c.collective) {
     case Collective::reduce:

@@ -266,16 +266,24 @@ void alltoall(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
       at += sent(me, t);
     }
   }
-  net.alltoallv(send_staging, send_layout, recv_staging, recv_layout);
-  // Unpack the blocks addressed to me.
+  // Unpack the blocks addressed to me. Their offsets depend on the other threads' counts,
+  // which live in those threads' memory: read them before the network step, while every
+  // thread is still inside the call.
   auto* out = static_cast<std::byte*>(c.recv);
+  thread_local std::vector<std::size_t> my_blocks;
+  my_blocks.resize(static_cast<std::size_t>(N));
   std::size_t at = 0;
   for (int s = 0; s < N; ++s) {
     std::size_t block = at;
     for (int t = 0; t < me; ++t) block += received(s, t);
-    const std::size_t displ = v ? c.recv_displs[static_cast<std::size_t>(s)] : s * n;
-    copy_bytes(out + displ * e, recv_staging + block, received(s, me));
+    my_blocks[static_cast<std::size_t>(s)] = block;
     at += column[static_cast<std::size_t>(s)];
+  }
+  net.alltoallv(send_staging, send_layout, recv_staging, recv_layout);
+  for (int s = 0; s < N; ++s) {
+    const std::size_t displ = v ? c.recv_displs[static_cast<std::size_t>(s)] : s * n;
+    copy_bytes(out + displ * e, recv_staging + my_blocks[static_cast<std::size_t>(s)],
+               received(s, me));
   }
 }
 
