@@ -6,17 +6,173 @@
 // buffer in the team's staging memory. A multi-sender collective calls it from several threads
 // at once, each on its own lane and on a disjoint part of the data, so several threads move
 // bytes between processes concurrently. Every process calls with the same sizes.
+//
+// Common rules of the implementations:
+// - Only MPI_Isend / MPI_Irecv with explicit sources and tags (lanes assert no wildcards),
+//   completed through lane.wait_all, so that oversubscribed nodes wait politely.
+// - Every process knows every message size, so zero-byte messages are simply not sent: both
+//   ends skip the same messages.
+// - No shared mutable state: the only memory besides the caller's buffer is per-thread scratch,
+//   so calls on different lanes from different threads are independent.
+// - Costs use the paper's model (001_ section 3): a message of m bytes costs alpha + m*beta,
+//   combining m bytes costs m*gamma; P processes, n bytes in the whole vector.
 #pragma once
 
 #include <cstddef>
+#include <new>
 #include <span>
+#include <string>
 
+#include <mpi.h>
+
+#include <tlc/error.hpp>
 #include <tlc/thread.hpp>
 
+#include "inter/mpi_check.hpp"
 #include "inter/process_comm.hpp"
 
 namespace tlc::detail::p2p {
 
-// The declarations are filled in with the algorithms (see the .cpp files next to this one).
+// ---- allgather (p2p_allgather.cpp) ----
 
+// In place: process p's block (bytes[p] bytes at buf + displs[p]) ends up on every process.
+// Blocks must not overlap. Ring, 001_ section 4.1: (P-1) alpha + (P-1)/P n beta.
+void ring_allgatherv(ProcessComm& lane, std::byte* buf, std::span<const std::size_t> bytes,
+                     std::span<const std::size_t> displs);
+
+// In place: block p (block_bytes bytes at buf + p * block_bytes) ends up on every process.
+// Bruck, 001_ section 4.1.2: ceil(lg P) alpha + (P-1)/P n beta plus a local rotation.
+void bruck_allgather(ProcessComm& lane, std::byte* buf, std::size_t block_bytes);
+
+// ---- bcast (p2p_bcast.cpp) ----
+
+// bytes bytes of buf at process `root` are copied to buf of every process. Binomial tree
+// (001_ section 4.2), pipelined in segments of segment_bytes (0: one segment).
+void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int root,
+                    std::size_t segment_bytes);
+
+// ---- alltoall (p2p_alltoall.cpp) ----
+// send_bytes[j] bytes from send + send_displs[j] go to process j, which receives them at
+// recv + recv_displs[i] (recv_bytes[i] == what process i sends it). send and recv must not
+// overlap, except that the own block may be the same memory (it is then left alone).
+
+// Pairwise exchange, 001_ section 4.3: (P-1) alpha + n beta, one partner per step.
+void pairwise_alltoallv(ProcessComm& lane, const std::byte* send,
+                        std::span<const std::size_t> send_bytes,
+                        std::span<const std::size_t> send_displs, std::byte* recv,
+                        std::span<const std::size_t> recv_bytes,
+                        std::span<const std::size_t> recv_displs);
+
+// All receives and sends posted at once, 001_ section 4.3 (MPICH's medium-size alltoall).
+void isend_alltoallv(ProcessComm& lane, const std::byte* send,
+                     std::span<const std::size_t> send_bytes,
+                     std::span<const std::size_t> send_displs, std::byte* recv,
+                     std::span<const std::size_t> recv_bytes,
+                     std::span<const std::size_t> recv_displs);
+
+// ---- reductions (p2p_reduce.cpp) ----
+// Counts are in elements of call.type; elements are combined with call.combine.
+
+// buf holds sum(counts) elements, process blocks in rank order. On return this process's block
+// (counts[rank] elements at the sum of the counts of lower processes) holds the element-wise
+// reduction of that block over all processes; the other blocks are left as they were.
+// Commutative ops only (throws tlc::Error(invalid_argument) otherwise, on every process).
+// Pairwise exchange, 001_ section 4.4.
+void pairwise_reduce_scatter(ProcessComm& lane, std::byte* buf, std::span<const std::size_t> counts,
+                             const Call& call);
+
+// In place: buf (count elements) becomes op over processes 0..P-1 in rank order, bitwise the
+// same on every process; any op, non-commutative ones included. Recursive doubling with the
+// extra processes of a non-power-of-two P folded first, 001_ sections 4.5 and 5.1.
+void recursive_doubling_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count,
+                                  const Call& call);
+
+// In place: buf (count elements) becomes the reduction over all processes, bitwise the same on
+// every process. Reduce-scatter by recursive vector halving, then allgather by recursive vector
+// doubling (Rabenseifner), 001_ section 5.1. Commutative ops only (throws
+// tlc::Error(invalid_argument) otherwise, on every process).
+void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call);
+
+// ---- helpers shared by the implementations ----
+namespace util {
+
+// Tags keep the messages of different algorithms (and phases) apart on one lane, which makes a
+// mismatch between processes show up as a hang in one place instead of silently wrong data.
+enum Tag : int {
+  tag_ring_allgather = 0x7c01,
+  tag_bruck_allgather,
+  tag_bcast,
+  tag_pairwise_alltoall,
+  tag_isend_alltoall,
+  tag_reduce_scatter,
+  tag_recursive_doubling,
+  tag_recursive_doubling_fold,
+  tag_recursive_doubling_unfold,
+  tag_rabenseifner_fold,
+  tag_rabenseifner_fold_result,
+  tag_rabenseifner_halving,
+  tag_rabenseifner_doubling,
+  tag_rabenseifner_unfold,
+};
+
+// A per-process array (sizes, displacements) must have one entry per process of the lane. Every
+// process passes the same shapes, so a wrong one throws on every process alike and nobody hangs.
+inline void expect_per_process(std::span<const std::size_t> values, const ProcessComm& lane,
+                               const char* what) {
+  if (values.size() != static_cast<std::size_t>(lane.size()))
+    throw Error(Errc::invalid_argument, std::string("tlc: p2p ") + what + " has " +
+                                            std::to_string(values.size()) + " entries for " +
+                                            std::to_string(lane.size()) + " processes");
+}
+
+// Posts a send of `bytes` bytes, or leaves `request` as MPI_REQUEST_NULL (which wait_all
+// accepts) when there is nothing to send.
+inline void isend(ProcessComm& lane, const void* data, std::size_t bytes, int to, int tag,
+                  MPI_Request& request) {
+  request = MPI_REQUEST_NULL;
+  if (bytes == 0) return;
+  auto lock = lane.serialize();
+  check_mpi(
+      MPI_Isend_c(data, static_cast<MPI_Count>(bytes), MPI_BYTE, to, tag, lane.get(), &request),
+      "MPI_Isend");
+}
+
+inline void irecv(ProcessComm& lane, void* data, std::size_t bytes, int from, int tag,
+                  MPI_Request& request) {
+  request = MPI_REQUEST_NULL;
+  if (bytes == 0) return;
+  auto lock = lane.serialize();
+  check_mpi(
+      MPI_Irecv_c(data, static_cast<MPI_Count>(bytes), MPI_BYTE, from, tag, lane.get(), &request),
+      "MPI_Irecv");
+}
+
+// Per-thread scratch memory, 64-byte aligned (enough for any element type a combine function
+// casts to), grown on demand and kept for the thread's lifetime: lane threads are long-lived,
+// so in steady state the algorithms allocate nothing. `slot` separates buffers that one call
+// uses at the same time. The contents are not preserved across calls.
+inline std::byte* scratch(std::size_t bytes, int slot = 0) {
+  struct Buffer {
+    std::byte* data = nullptr;
+    std::size_t size = 0;
+    Buffer() = default;
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    ~Buffer() {
+      if (data) ::operator delete[](data, std::align_val_t{64});
+    }
+  };
+  thread_local Buffer buffers[2];
+  Buffer& b = buffers[slot];
+  if (b.size < bytes) {
+    if (b.data) ::operator delete[](b.data, std::align_val_t{64});
+    b.data = nullptr;
+    b.size = 0;
+    b.data = static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64}));
+    b.size = bytes;
+  }
+  return b.data;
+}
+
+}  // namespace util
 }  // namespace tlc::detail::p2p

@@ -1,3 +1,89 @@
+// Broadcast on point-to-point messages: a binomial tree, pipelined in segments.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "inter/p2p.hpp"
 
-namespace tlc::detail::p2p {}  // namespace tlc::detail::p2p
+namespace tlc::detail::p2p {
+
+namespace {
+
+// Receives posted ahead of the segment being forwarded. Enough to keep the link busy while a
+// segment is forwarded, few enough that MPI's match queues stay short and a fast parent is at
+// most this many segments ahead of its slowest child (the sends of a slot are completed before
+// the slot is reused).
+constexpr std::size_t window = 8;
+
+}  // namespace
+
+// Pipelined binomial-tree broadcast (001_ section 4.2; the multi-sender bcast of 000_
+// ch. 2.3.2 is this tree pipelined, each sender owning a part of the buffer).
+// Steps: ranks relative to the root, v = (r - root) mod P. The parent of v is v minus its
+// lowest set bit; the children of v are v + m for every power of two m below that bit
+// (below the smallest power of two >= P at the root) with v + m < P, largest subtree first.
+// The buffer is cut into S = ceil(n / segment) segments; each process receives segment s from
+// its parent and sends it on to all its children while segments s+1 .. s+window are already
+// being received.
+// Cost: unsegmented (S = 1) ceil(lg P) (alpha + n beta). Segmented, in the single-port model
+// the root still sends every segment to ceil(lg P) children, so T ~ ceil(lg P) (S alpha +
+// n beta) + O(lg^2 P) (alpha + n beta / S): segmenting does not cut the bandwidth term, it
+// makes interior processes forward while later segments still arrive, so the tree depth is paid
+// on a segment instead of on n; with several lanes sending at once (multi-sender) the sends to
+// different children overlap on the network.
+void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int root,
+                    std::size_t segment_bytes) {
+  const int size = lane.size(), rank = lane.rank();
+  if (root < 0 || root >= size)
+    throw Error(Errc::invalid_argument, "tlc: p2p bcast root " + std::to_string(root) +
+                                            " out of range for " + std::to_string(size) +
+                                            " processes");
+  if (size == 1 || bytes == 0) return;
+  const std::size_t segment = segment_bytes == 0 || segment_bytes >= bytes ? bytes : segment_bytes;
+  const std::size_t segments = (bytes + segment - 1) / segment;
+  auto segment_size = [&](std::size_t s) { return std::min(segment, bytes - s * segment); };
+
+  const int relative = (rank - root + size) % size;
+  auto real = [&](int v) { return (v + root) % size; };
+  int parent = -1;
+  int mask = 1;
+  for (; mask < size; mask <<= 1) {
+    if (relative & mask) {
+      parent = real(relative - mask);
+      break;
+    }
+  }
+  std::vector<int> children;
+  for (int m = mask >> 1; m > 0; m >>= 1)
+    if (relative + m < size) children.push_back(real(relative + m));
+  const std::size_t fanout = children.size();
+
+  // Slot s % window holds segment s's receive and its sends to every child.
+  const std::size_t slots = std::min(window, segments);
+  std::vector<MPI_Request> receives(slots, MPI_REQUEST_NULL);
+  std::vector<MPI_Request> sends(slots * fanout, MPI_REQUEST_NULL);
+  auto post_receive = [&](std::size_t s) {
+    util::irecv(lane, buf + s * segment, segment_size(s), parent, util::tag_bcast,
+                receives[s % window]);
+  };
+  if (parent >= 0)
+    for (std::size_t s = 0; s < slots; ++s) post_receive(s);
+  for (std::size_t s = 0; s < segments; ++s) {
+    const std::size_t slot = s % window;
+    if (parent >= 0) {
+      lane.wait_all(std::span(&receives[slot], 1), "binomial bcast");
+      // Segments land in disjoint parts of buf, so the slot can take the next one at once.
+      if (s + window < segments) post_receive(s + window);
+    }
+    if (fanout == 0) continue;
+    // The slot's sends carried segment s - window; they must be done before it is reused.
+    const std::span<MPI_Request> slot_sends(sends.data() + slot * fanout, fanout);
+    lane.wait_all(slot_sends, "binomial bcast");
+    for (std::size_t c = 0; c < fanout; ++c)
+      util::isend(lane, buf + s * segment, segment_size(s), children[c], util::tag_bcast,
+                  slot_sends[c]);
+  }
+  lane.wait_all(sends, "binomial bcast");
+}
+
+}  // namespace tlc::detail::p2p

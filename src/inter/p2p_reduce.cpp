@@ -1,3 +1,264 @@
+// Reductions on point-to-point messages: pairwise reduce-scatter, recursive-doubling allreduce
+// and Rabenseifner's allreduce (reduce-scatter by recursive halving + allgather by recursive
+// doubling). Elements are combined with call.combine, which applies the op as op(lower ranks,
+// higher ranks).
+#include <algorithm>
+#include <array>
+#include <string>
+#include <vector>
+
 #include "inter/p2p.hpp"
 
-namespace tlc::detail::p2p {}  // namespace tlc::detail::p2p
+namespace tlc::detail::p2p {
+
+namespace {
+
+void require_commutative(const Call& call, const char* algorithm) {
+  if (!call.commutative)
+    throw Error(Errc::invalid_argument,
+                std::string("tlc: ") + algorithm +
+                    " reorders the contributions and needs a commutative op");
+}
+
+// The largest power of two <= p (p >= 1).
+int floor_power_of_two(int p) {
+  int pof2 = 1;
+  while (pof2 * 2 <= p) pof2 *= 2;
+  return pof2;
+}
+
+}  // namespace
+
+// Pairwise-exchange reduce-scatter (001_ section 4.4, MPICH's long-message reduce-scatter).
+// Steps: in step k = 1 .. P-1, process r sends its input for block r + k to process r + k,
+// receives the input of process r - k for its own block, and combines it into its block. The
+// receive of step k+1 is posted before step k's data is combined (two scratch buffers), so the
+// reduction overlaps the next transfer.
+// Cost: (P-1) alpha + (P-1)/P n beta + (P-1)/P n gamma; only the data a process needs moves.
+// Commutative ops only: a block accumulates r, r-1, r-2, ... (mod P), not rank order. The order
+// is fixed for a given P, so results are reproducible from run to run.
+void pairwise_reduce_scatter(ProcessComm& lane, std::byte* buf, std::span<const std::size_t> counts,
+                             const Call& call) {
+  util::expect_per_process(counts, lane, "reduce_scatter counts");
+  require_commutative(call, "pairwise reduce_scatter");
+  const int size = lane.size(), rank = lane.rank();
+  if (size == 1) return;
+  const std::size_t element = call.type.size;
+  std::vector<std::size_t> offset(counts.size() + 1, 0);  // in elements
+  for (std::size_t i = 0; i < counts.size(); ++i) offset[i + 1] = offset[i] + counts[i];
+
+  const auto me = static_cast<std::size_t>(rank);
+  const std::size_t own_count = counts[me];
+  std::byte* own = buf + offset[me] * element;
+  const std::array<std::byte*, 2> incoming = {util::scratch(own_count * element, 0),
+                                              util::scratch(own_count * element, 1)};
+  std::array<std::array<MPI_Request, 2>, 2> requests;
+  auto post = [&](int k) {
+    const auto to = static_cast<std::size_t>((rank + k) % size);
+    const int from = (rank - k + size) % size;
+    auto& r = requests[static_cast<std::size_t>(k % 2)];
+    util::irecv(lane, incoming[static_cast<std::size_t>(k % 2)], own_count * element, from,
+                util::tag_reduce_scatter, r[0]);
+    util::isend(lane, buf + offset[to] * element, counts[to] * element, static_cast<int>(to),
+                util::tag_reduce_scatter, r[1]);
+  };
+  post(1);
+  for (int k = 1; k < size; ++k) {
+    lane.wait_all(requests[static_cast<std::size_t>(k % 2)], "pairwise reduce_scatter");
+    if (k + 1 < size) post(k + 1);
+    if (own_count != 0)
+      call.combine(call.op_object, own, incoming[static_cast<std::size_t>(k % 2)], own_count, true);
+  }
+}
+
+// Recursive-doubling allreduce (001_ section 4.5; non-power-of-two handling as in 5.1).
+// Steps: with P' = 2^floor(lg P) and R = P - P': among the first 2R processes each even one
+// sends its vector to the odd one above it, which combines (even as lower) and goes on for
+// both; the others go on as they are. The P' remaining processes, renumbered 0 .. P'-1 in rank
+// order, exchange whole vectors with the partner at distance 1, 2, 4, ... (renumbered rank XOR
+// mask) and combine. Finally every odd process of the first 2R sends the result to its even
+// neighbour.
+// Rank order: a renumbered process always stands for a contiguous range of ranks, and aligned
+// groups of 2^k renumbered processes for contiguous ranges too, so combining the lower
+// partner's vector as the lower operand keeps rank order for any associative op. Both partners
+// compute op(lower, higher) from the same two operands, so the result is bitwise the same on
+// every process even for floating point.
+// Cost: P a power of two: lg P (alpha + n beta + n gamma). Otherwise
+// (floor(lg P) + 2) alpha + (floor(lg P) + 2) n beta + (floor(lg P) + 1) n gamma.
+// Latency-optimal; the choice for short vectors and for non-commutative ops (001_ 4.5).
+void recursive_doubling_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count,
+                                  const Call& call) {
+  const int size = lane.size(), rank = lane.rank();
+  if (size == 1 || count == 0) return;
+  const std::size_t bytes = count * call.type.size;
+  std::byte* incoming = util::scratch(bytes);
+  const int pof2 = floor_power_of_two(size);
+  const int extra = size - pof2;
+
+  int renumbered = rank - extra;
+  if (rank < 2 * extra) {
+    MPI_Request request;
+    if (rank % 2 == 0) {
+      util::isend(lane, buf, bytes, rank + 1, util::tag_recursive_doubling_fold, request);
+      lane.wait_all(std::span(&request, 1), "recursive doubling allreduce");
+      renumbered = -1;
+    } else {
+      util::irecv(lane, incoming, bytes, rank - 1, util::tag_recursive_doubling_fold, request);
+      lane.wait_all(std::span(&request, 1), "recursive doubling allreduce");
+      call.combine(call.op_object, buf, incoming, count, true);
+      renumbered = rank / 2;
+    }
+  }
+
+  if (renumbered >= 0) {
+    for (int mask = 1; mask < pof2; mask <<= 1) {
+      const int partner_renumbered = renumbered ^ mask;
+      const int partner =
+          partner_renumbered < extra ? partner_renumbered * 2 + 1 : partner_renumbered + extra;
+      std::array<MPI_Request, 2> requests;
+      util::irecv(lane, incoming, bytes, partner, util::tag_recursive_doubling, requests[0]);
+      util::isend(lane, buf, bytes, partner, util::tag_recursive_doubling, requests[1]);
+      lane.wait_all(requests, "recursive doubling allreduce");
+      call.combine(call.op_object, buf, incoming, count, partner < rank);
+    }
+  }
+
+  if (rank < 2 * extra) {
+    MPI_Request request;
+    if (rank % 2 == 0) {
+      util::irecv(lane, buf, bytes, rank + 1, util::tag_recursive_doubling_unfold, request);
+    } else {
+      util::isend(lane, buf, bytes, rank - 1, util::tag_recursive_doubling_unfold, request);
+    }
+    lane.wait_all(std::span(&request, 1), "recursive doubling allreduce");
+  }
+}
+
+// Rabenseifner's allreduce: vector halving and distance doubling (001_ section 5.1).
+// Steps, with P' = 2^floor(lg P) and R = P - P':
+// 1. Fold (only if R > 0): among the first 2R processes, an even process sends the upper half
+//    of its vector to the odd one above it and receives that one's lower half; each combines
+//    its half, the odd one returns its combined upper half and drops out. The even ones and the
+//    last P - 2R processes go on, renumbered 0 .. P'-1.
+// 2. Reduce-scatter by recursive halving: the vector is cut into P' blocks of count / P'
+//    elements (the first count % P' one larger; blocks may be empty when count < P'). In step
+//    j = 0 .. lg P' - 1 a process exchanges with renumbered rank XOR 2^j: it keeps one half of
+//    its current block range (the lower half if its bit j is 0), sends the other half and
+//    combines the partner's copy of the half it keeps. It ends with one fully reduced block.
+// 3. Allgather by recursive doubling: the steps in reverse; each sends the range it kept and
+//    receives the partner's, so the reduced ranges double back to the whole vector.
+// 4. Unfold (only if R > 0): each even process of the first 2R sends the result to its odd
+//    neighbour.
+// Cost: P a power of two: 2 lg P alpha + 2 (P-1)/P n beta + (P-1)/P n gamma. Otherwise about
+// (2 floor(lg P) + 3) alpha + 4 n beta + 3/2 n gamma (the fold and unfold move n/2 + n more).
+// Bandwidth-optimal; the choice for long vectors (001_ 4.5, 5.4).
+// Commutative ops only: the halving combines in an order set by the bits of the renumbered
+// ranks. Every element is combined by one process and then copied, so the result is bitwise
+// the same on every process and reproducible for a given P.
+void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count,
+                            const Call& call) {
+  require_commutative(call, "Rabenseifner allreduce");
+  const int size = lane.size(), rank = lane.rank();
+  if (size == 1 || count == 0) return;
+  const std::size_t element = call.type.size;
+  const int pof2 = floor_power_of_two(size);
+  const int extra = size - pof2;
+  const auto blocks = static_cast<std::size_t>(pof2);
+
+  // Block b of the halving: [first[b], first[b + 1]) in elements.
+  std::vector<std::size_t> first(blocks + 1, 0);
+  for (std::size_t b = 0; b < blocks; ++b)
+    first[b + 1] = first[b] + count / blocks + (b < count % blocks ? 1 : 0);
+  // The largest receive: a half of the vector in the fold, or a half of the blocks in the
+  // first halving step.
+  const std::size_t half = count / 2;
+  const std::size_t largest =
+      std::max(count - half, std::max(first[blocks / 2], count - first[blocks / 2]));
+  std::byte* incoming = util::scratch(largest * element);
+  auto at = [&](std::size_t element_index) { return buf + element_index * element; };
+
+  // 1. Fold.
+  int renumbered = rank - extra;
+  if (rank < 2 * extra) {
+    std::array<MPI_Request, 2> requests;
+    if (rank % 2 == 0) {
+      util::irecv(lane, incoming, half * element, rank + 1, util::tag_rabenseifner_fold,
+                  requests[0]);
+      util::isend(lane, at(half), (count - half) * element, rank + 1, util::tag_rabenseifner_fold,
+                  requests[1]);
+      lane.wait_all(requests, "Rabenseifner allreduce");
+      call.combine(call.op_object, buf, incoming, half, false);
+      // The upper half was just sent from here; only now may it be overwritten.
+      util::irecv(lane, at(half), (count - half) * element, rank + 1,
+                  util::tag_rabenseifner_fold_result, requests[0]);
+      lane.wait_all(std::span(requests.data(), 1), "Rabenseifner allreduce");
+      renumbered = rank / 2;
+    } else {
+      util::irecv(lane, incoming, (count - half) * element, rank - 1, util::tag_rabenseifner_fold,
+                  requests[0]);
+      util::isend(lane, buf, half * element, rank - 1, util::tag_rabenseifner_fold, requests[1]);
+      lane.wait_all(requests, "Rabenseifner allreduce");
+      call.combine(call.op_object, at(half), incoming, count - half, true);
+      util::isend(lane, at(half), (count - half) * element, rank - 1,
+                  util::tag_rabenseifner_fold_result, requests[0]);
+      lane.wait_all(std::span(requests.data(), 1), "Rabenseifner allreduce");
+      renumbered = -1;
+    }
+  }
+
+  if (renumbered >= 0) {
+    auto real_rank = [&](int r) { return r < extra ? r * 2 : r + extra; };
+    struct Step {
+      int partner;
+      std::size_t keep_begin, keep_end, give_begin, give_end;  // block ranges
+    };
+    std::array<Step, 32> steps;
+    std::size_t step_count = 0;
+    // 2. Reduce-scatter by recursive halving (distance doubling).
+    std::size_t low = 0, high = blocks;
+    for (int mask = 1; mask < pof2; mask <<= 1) {
+      const std::size_t middle = (low + high) / 2;
+      const bool keep_lower = (renumbered & mask) == 0;
+      Step s{real_rank(renumbered ^ mask), keep_lower ? low : middle, keep_lower ? middle : high,
+             keep_lower ? middle : low, keep_lower ? high : middle};
+      const std::size_t keep = first[s.keep_end] - first[s.keep_begin];
+      const std::size_t give = first[s.give_end] - first[s.give_begin];
+      std::array<MPI_Request, 2> requests;
+      util::irecv(lane, incoming, keep * element, s.partner, util::tag_rabenseifner_halving,
+                  requests[0]);
+      util::isend(lane, at(first[s.give_begin]), give * element, s.partner,
+                  util::tag_rabenseifner_halving, requests[1]);
+      lane.wait_all(requests, "Rabenseifner allreduce");
+      if (keep != 0)
+        call.combine(call.op_object, at(first[s.keep_begin]), incoming, keep, s.partner < rank);
+      steps[step_count++] = s;
+      low = s.keep_begin;
+      high = s.keep_end;
+    }
+    // 3. Allgather by recursive doubling (distance halving): the same partners in reverse.
+    while (step_count > 0) {
+      const Step& s = steps[--step_count];
+      std::array<MPI_Request, 2> requests;
+      util::irecv(lane, at(first[s.give_begin]),
+                  (first[s.give_end] - first[s.give_begin]) * element, s.partner,
+                  util::tag_rabenseifner_doubling, requests[0]);
+      util::isend(lane, at(first[s.keep_begin]),
+                  (first[s.keep_end] - first[s.keep_begin]) * element, s.partner,
+                  util::tag_rabenseifner_doubling, requests[1]);
+      lane.wait_all(requests, "Rabenseifner allreduce");
+    }
+  }
+
+  // 4. Unfold.
+  if (rank < 2 * extra) {
+    MPI_Request request;
+    if (rank % 2 == 0) {
+      util::isend(lane, buf, count * element, rank + 1, util::tag_rabenseifner_unfold, request);
+    } else {
+      util::irecv(lane, buf, count * element, rank - 1, util::tag_rabenseifner_unfold, request);
+    }
+    lane.wait_all(std::span(&request, 1), "Rabenseifner allreduce");
+  }
+}
+
+}  // namespace tlc::detail::p2p
