@@ -83,8 +83,9 @@ constexpr AlgorithmInfo registry[] = {
 };
 #undef TLC_DATA_COLLECTIVE
 
-// The point-to-point algorithms take part in automatic selection once they exist.
-constexpr bool multi_sender_available = false;
+// The point-to-point algorithms take part in automatic selection (the cost model charges them
+// for running outside MPI, so they win only where their schedule is better than MPI's).
+constexpr bool multi_sender_available = true;
 
 bool has(Collective c, Algorithm a) {
   for (const auto& info : registry)

@@ -39,6 +39,13 @@ enum class Algorithm {
 // Whether the algorithm is one of tlc's point-to-point (multi-sender) algorithms.
 constexpr bool is_multi_sender(Algorithm a) noexcept { return a >= Algorithm::ring; }
 
+// Whether the algorithm combines in an order other than rank order for this collective, so it
+// can only serve commutative ops.
+constexpr bool needs_commutative_op(Collective c, Algorithm a) noexcept {
+  return a == Algorithm::rabenseifner ||
+         (a == Algorithm::pairwise && c == Collective::reduce_scatter_block);
+}
+
 struct AlgorithmInfo {
   Collective collective;
   const char* name;  // as accepted by TLC_ALGO_<COLLECTIVE> and TeamOptions::algorithms
@@ -68,7 +75,8 @@ class Selector {
   // Throws Error(invalid_argument) naming the valid choices for an unknown algorithm name.
   Selector() = default;  // defaults everywhere, nothing forced
   Selector(const std::map<Collective, std::string>& forced, const CostParameters& costs);
-  // bytes: of one rank's block (the same on every rank except in v-variants).
+  // bytes: of one rank's block (the same on every rank except in v-variants). A forced algorithm
+  // is returned as forced, even one that needs_commutative_op(): the caller reports that.
   Algorithm choose(Collective collective, std::size_t bytes, const TeamShape& shape,
                    bool commutative = true) const;
   const CostParameters& costs() const noexcept { return costs_; }
