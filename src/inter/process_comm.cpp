@@ -5,8 +5,10 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include <tlc/error.hpp>
 
@@ -323,14 +325,21 @@ void ProcessComm::allreduce(const void* send, void* buf, std::size_t count, cons
 void ProcessComm::reduce_in_place(void* buf, std::size_t count, const Call& c, int root) {
   if (count == 0) return;
   Reduction red(c, user_op_commutative_, user_op_ordered_);
-  const void* send = rank_ == root ? MPI_IN_PLACE : buf;
-  void* recv = rank_ == root ? buf : nullptr;
+  // MPICH 4.0 (Debian 12) crashes in MPI_Reduce with MPI_IN_PLACE at a root other than 0 for
+  // messages of a few KiB and more (reduce-scatter-gather path; reproduced with plain
+  // MPI_Reduce). Such a root reduces into scratch memory and copies back: one local copy.
+  const bool copy_back = rank_ == root && root != 0;
+  thread_local std::vector<std::byte> scratch;
+  if (copy_back && scratch.size() < count * c.type.size) scratch.resize(count * c.type.size);
+  const void* send = rank_ == root && !copy_back ? MPI_IN_PLACE : buf;
+  void* recv = rank_ != root ? nullptr : copy_back ? scratch.data() : buf;
   call(
       "MPI_Reduce",
       [&] { return MPI_Reduce_c(send, recv, mpi_count(count), red.type(), red.op(), root, comm_); },
       [&](MPI_Request* r) {
         return MPI_Ireduce_c(send, recv, mpi_count(count), red.type(), red.op(), root, comm_, r);
       });
+  if (copy_back) std::memcpy(buf, scratch.data(), count * c.type.size);
 }
 
 void ProcessComm::reduce_scatter(const void* send, void* recv, std::span<const MPI_Count> counts,
