@@ -1,0 +1,415 @@
+// The driver of the collective tests: which algorithms, team shapes, sizes and roots a test
+// sweeps, and how one case runs. A case prepares every rank's inputs and the buffer each local
+// thread hands to the collective on the main thread, computes the expected contents of those
+// buffers with the sequential references of reference.hpp, runs the collective once per team
+// (one team per forced algorithm) and compares on the main thread, element by element. Nothing
+// is asserted inside team threads: they only record what they threw.
+#pragma once
+
+#include <malloc.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mpi/reference.hpp"
+#include "mpi/test_common.hpp"
+
+namespace tlc_test {
+
+using tlc::Collective;
+
+// glibc: serve the tests' large buffers from the heap and keep freed memory, instead of mapping
+// and unmapping (and page-faulting in) fresh zero pages for every case.
+inline const bool malloc_tuned = [] {
+  mallopt(M_MMAP_THRESHOLD, 512 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  return true;
+}();
+
+// --- What a sweep covers -------------------------------------------------------------------------
+
+// One team configuration: a forced algorithm ("" lets the selector choose), lanes, and whether
+// the team is spread over several NUMA domains of a synthetic topology.
+struct Setup {
+  std::string algorithm;
+  int lanes = 1;
+  bool numa = false;
+
+  std::string label() const {
+    std::string s = algorithm.empty() ? "selector" : algorithm;
+    if (lanes != 1) s += " lanes=" + std::to_string(lanes);
+    if (numa) s += " synthetic-numa";
+    return s;
+  }
+};
+
+inline const std::size_t large_single = (std::size_t{1} << 20) + 3;  // one process
+inline const std::size_t large_multi = 100003;                       // several processes
+
+inline bool is_large(std::size_t n) { return n > 4099; }
+
+inline std::vector<std::size_t> sweep_sizes() {
+  return {0, 1, 7, 4099, world_size() == 1 ? large_single : large_multi};
+}
+
+// Which algorithms a sweep forces in turn.
+enum class Algorithms {
+  core,  // one process: every single-process algorithm, hierarchical and the selector;
+         // several processes: hierarchical and the selector
+  lane,  // several processes only: every other inter-process algorithm (full_lane,
+         // multi-sender), on 1 to 4 lanes
+};
+
+inline std::vector<Setup> setups_unfiltered(Collective c, Algorithms which) {
+  std::vector<Setup> all;
+  const bool single = world_size() == 1;
+  if (which == Algorithms::lane) {
+    if (single) return all;
+    // Lanes 1..4 rotate over the algorithms and the process counts, so that across the ctest
+    // matrix (2, 3 and 4 processes) every algorithm runs with several lane counts, including
+    // more lanes than some processes have threads; full_lane also runs with 4 lanes always.
+    int i = 0;
+    for (const auto& a : tlc::algorithms()) {
+      if (a.collective != c || a.single_process || a.name == "hierarchical") continue;
+      const int lanes = 1 + (i++ + world_size()) % 4;
+      all.push_back({a.name, lanes, false});
+      if (a.name == "full_lane" && lanes != 4) all.push_back({a.name, 4, false});
+    }
+    return all;
+  }
+  bool numa_aware = false;
+  for (const auto& a : tlc::algorithms()) {
+    if (a.collective != c) continue;
+    if (a.name == "hierarchical" || (single && a.single_process))
+      all.push_back({a.name, 1, a.name == "two_level"});
+    numa_aware = numa_aware || a.name == "two_level";
+  }
+  all.push_back({"", single ? 1 : 2, false});
+  // The selector on a machine with several NUMA domains too, where it has two_level to choose.
+  if (single && numa_aware) all.push_back({"", 1, true});
+  return all;
+}
+
+// TLC_TEST_VERBOSE=1 prints every batch of calls before it runs (to find a hang).
+// TLC_TEST_ALGORITHMS=name,name,... (algorithm names, "selector" for the selector's choice)
+// restricts the sweeps to those algorithms, to reproduce one failure quickly.
+inline bool algorithm_wanted(const std::string& name) {
+  const char* only = std::getenv("TLC_TEST_ALGORITHMS");
+  if (!only || !*only) return true;
+  const std::string list = std::string(",") + only + ",";
+  return list.find("," + (name.empty() ? std::string("selector") : name) + ",") !=
+         std::string::npos;
+}
+
+inline std::vector<Setup> setups(Collective c, Algorithms which) {
+  std::vector<Setup> all = setups_unfiltered(c, which);
+  std::erase_if(all, [](const Setup& s) { return !algorithm_wanted(s.algorithm); });
+  return all;
+}
+
+// Team shapes: threads of this process. One process: 1..6 threads; several: uniform one
+// thread (the direct-MPI path), and the uneven shapes of test_common.hpp.
+struct TeamShape {
+  std::string label;
+  int threads;
+};
+inline std::vector<TeamShape> team_shapes(Algorithms which) {
+  std::vector<TeamShape> all;
+  if (world_size() == 1) {
+    for (int t = 1; t <= 6; ++t) all.push_back({std::to_string(t) + " threads", t});
+    return all;
+  }
+  for (const Shape& s : shapes()) {
+    const std::string name = s.name;
+    const bool wanted = which == Algorithms::core
+                            ? name == "uniform1" || name == "uneven_123" || name == "uneven_4321"
+                            : name == "uniform2" || name == "uneven_4321";
+    if (wanted) all.push_back({name, s.threads_of(world_rank())});
+  }
+  return all;
+}
+
+// A synthetic machine whose NUMA domains the team's threads are spread over (two domains of
+// four cores for even thread counts, four domains of two cores for odd ones).
+inline tlc::Topology numa_topology(int threads) {
+  return tlc::Topology::synthetic(threads % 2 == 0 ? "package:2 numa:1 core:4 pu:1"
+                                                   : "package:2 numa:2 core:2 pu:1");
+}
+
+struct Configured {
+  Setup setup;
+  std::unique_ptr<tlc::Team> team;
+};
+
+inline std::vector<Configured> make_teams(Collective c, const std::vector<Setup>& all,
+                                          int threads) {
+  std::vector<Configured> teams;
+  for (const Setup& s : all) {
+    tlc::TeamOptions o = test_options(threads);
+    o.lanes = s.lanes;
+    if (!s.algorithm.empty()) o.algorithms[c] = s.algorithm;
+    if (s.numa) o.topology = numa_topology(threads);
+    teams.push_back({s, std::make_unique<tlc::Team>(MPI_COMM_WORLD, o)});
+    if (s.numa && threads > 1) {
+      std::set<int> domains;
+      for (const auto& p : teams.back().team->placement().threads) domains.insert(p.numa);
+      EXPECT_GT(domains.size(), 1u)
+          << s.label() << ": " << threads << " threads not spread over NUMA domains";
+    }
+  }
+  return teams;
+}
+
+// --- One case ------------------------------------------------------------------------------------
+
+// The teams of one shape, all forced to different algorithms for one collective.
+struct Ctx {
+  Collective collective;
+  std::vector<Configured>* teams;
+  std::string shape;
+  int size = 0;   // ranks of the team
+  int first = 0;  // global rank of this process's thread 0
+  int threads = 0;
+
+  std::vector<int> roots(std::size_t n) const {
+    std::vector<int> r;
+    for (int k = 0; k < size; ++k)
+      if (!is_large(n) || k == 0 || k == size - 1) r.push_back(k);
+    return r;
+  }
+  std::string describe(std::size_t n, int root, bool in_place, const std::string& what) const {
+    std::string s = std::string(tlc::to_string(collective)) + " " + shape + " (" +
+                    std::to_string(size) + " ranks) n=" + std::to_string(n);
+    if (root >= 0) s += " root=" + std::to_string(root);
+    if (in_place) s += " in-place";
+    return s + " " + what;
+  }
+};
+
+// The buffer each local thread hands to the collective (and which is inspected afterwards),
+// before and after the call.
+template <class T>
+struct Expectation {
+  std::vector<Buf<T>> initial, expected;
+  // Only the first `specified` elements of each buffer are defined after the call (in-place
+  // reduce_scatter_block).
+  std::size_t specified = static_cast<std::size_t>(-1);
+  // Whether the op is commutative. Algorithms that combine out of rank order must refuse a
+  // non-commutative op: every thread throws and no buffer changes.
+  bool commutative_op = true;
+};
+
+// The forced algorithms that combine out of rank order (tlc refuses non-commutative ops there).
+inline bool needs_commutative_op(const std::string& algorithm, Collective c) {
+  return algorithm == "rabenseifner" ||
+         (algorithm == "pairwise" && c == Collective::reduce_scatter_block);
+}
+
+// Builds the expectation of every local thread: init(rank) is its buffer before the call,
+// reference(rank, buffer) turns a copy of it into what the call must leave.
+template <class T, class Init, class Reference>
+Expectation<T> expectation(const Ctx& ctx, Init init, Reference reference) {
+  Expectation<T> e;
+  for (int t = 0; t < ctx.threads; ++t) {
+    const int r = ctx.first + t;
+    e.initial.push_back(init(r));
+    e.expected.push_back(e.initial.back());
+    reference(r, e.expected.back());
+  }
+  return e;
+}
+
+// Failure reports are capped per test so that a broken algorithm does not flood the log.
+inline int& reported_failures() {
+  static int count = 0;
+  return count;
+}
+inline int& suppressed_failures() {
+  static int count = 0;
+  return count;
+}
+class CollectiveTest : public testing::Test {
+ protected:
+  void SetUp() override { reported_failures() = suppressed_failures() = 0; }
+  void TearDown() override {
+    if (suppressed_failures() > 0)
+      ADD_FAILURE() << "... and " << suppressed_failures() << " more failing cases";
+  }
+};
+inline void report(const std::string& text) {
+  if (reported_failures()++ < 25) {
+    ADD_FAILURE() << text;
+  } else {
+    ++suppressed_failures();
+  }
+}
+
+template <class T>
+std::string first_difference(const Buf<T>& got, const Buf<T>& expected, std::size_t upto) {
+  if (got.size() != expected.size())
+    return "buffer size changed to " + std::to_string(got.size()) + " from " +
+           std::to_string(expected.size());
+  std::size_t bad = 0, first = 0;
+  const std::size_t n = std::min(upto, got.size());
+  for (std::size_t i = 0; i < n; ++i)
+    if (!(got[i] == expected[i]) && bad++ == 0) first = i;
+  if (bad == 0) return {};
+  return std::to_string(bad) + " of " + std::to_string(n) + " elements wrong, first [" +
+         std::to_string(first) + "]: got " + show(got[first]) + ", expected " +
+         show(expected[first]);
+}
+
+// Values no test input takes, written over buffers and counts a thread owned once its call
+// returned: a library that still reads them afterwards sees nonsense.
+// TLC_TEST_NO_SCRIBBLE=1 turns this off (to tell such late reads from other failures).
+inline bool scribbling() {
+  static const bool on = std::getenv("TLC_TEST_NO_SCRIBBLE") == nullptr;
+  return on;
+}
+template <class T>
+void scribble(Buf<T>& b) {
+  if (scribbling()) std::fill_n(b.data(), b.size(), garbage<T>(0x5c));
+}
+inline void scribble(std::vector<std::size_t>& v) {
+  if (scribbling()) std::fill(v.begin(), v.end(), static_cast<std::size_t>(-1) / 2);
+}
+
+// A batch of calls that every thread of a team makes back to back, as an application would.
+// Each call has an expectation per local thread and a body that makes it: body(me, mine, send),
+// where `mine` is the buffer the call writes (a copy of Expectation::initial, inspected after
+// the call) and `send` the thread's private copy of its send buffer (inputs[rank], empty when
+// the call has none). Threads snapshot `mine` right after their call returns and then scribble
+// over `mine` and `send` (bodies do the same with their copies of v-variant counts), so writes
+// after a thread has returned and reads of a buffer after its owner has returned both show. The
+// send buffer must come back unchanged. At the large size every call runs on its own, sending
+// straight from the shared inputs, without snapshot or scribbling. Results are compared on the
+// main thread after run() returns; a batch runs once per team of the context.
+template <class T>
+class Batch {
+ public:
+  using Body = std::function<void(tlc::Thread&, Buf<T>& mine, const Buf<T>& send)>;
+
+  // Calls of the large size run one per team.run, to bound memory.
+  Batch(const Ctx& ctx, std::size_t n) : ctx_(ctx), one_per_run_(is_large(n)) {}
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+
+  void add(std::string what, Expectation<T> e, Body body,
+           std::shared_ptr<const PerRank<T>> inputs = nullptr) {
+    items_.push_back({std::move(what), std::move(e), std::move(body), std::move(inputs)});
+    // The same on every process (each process runs the same sequence of team.run calls).
+    if (one_per_run_) run();
+  }
+
+  // Runs the pending calls on every team and checks them.
+  void run() {
+    if (items_.empty()) return;
+    static const bool verbose = std::getenv("TLC_TEST_VERBOSE") != nullptr;
+    for (Configured& c : *ctx_.teams) {
+      if (verbose)
+        std::fprintf(stderr, "[process %d] [%s] %s (+%zu more calls)\n", world_rank(),
+                     c.setup.label().c_str(), items_.front().what.c_str(), items_.size() - 1);
+      run_on(c);
+    }
+    items_.clear();
+  }
+
+  ~Batch() { run(); }
+
+ private:
+  struct Item {
+    std::string what;
+    Expectation<T> e;
+    Body body;
+    std::shared_ptr<const PerRank<T>> inputs;
+  };
+
+  void run_on(Configured& c) {
+    const auto K = items_.size();
+    const auto L = static_cast<std::size_t>(ctx_.threads);
+    std::vector<std::vector<Buf<T>>> got(K, std::vector<Buf<T>>(L));
+    std::vector<std::vector<std::string>> errors(K, std::vector<std::string>(L));
+    c.team->run([&](tlc::Thread& me) {
+      const auto t = static_cast<std::size_t>(me.local_index());
+      for (std::size_t k = 0; k < K; ++k) {
+        const Item& item = items_[k];
+        Buf<T> mine = item.e.initial[t];
+        static const Buf<T> none;
+        const Buf<T>& input =
+            item.inputs ? (*item.inputs)[static_cast<std::size_t>(me.rank())] : none;
+        // Large sizes send straight from the shared inputs and skip the snapshot, to save time.
+        Buf<T> send;
+        if (!one_per_run_) send = input;
+        try {
+          item.body(me, mine, one_per_run_ ? input : send);
+        } catch (const std::exception& ex) {
+          errors[k][t] = std::string("threw: ") + ex.what();
+        }
+        if (one_per_run_) {
+          got[k][t] = std::move(mine);
+          continue;
+        }
+        got[k][t] = mine;
+        if (errors[k][t].empty()) {
+          const std::string changed = first_difference(send, input, send.size());
+          if (!changed.empty()) errors[k][t] = "the send buffer was written: " + changed;
+        }
+        scribble(mine);
+        scribble(send);
+      }
+    });
+    for (std::size_t k = 0; k < K; ++k)
+      for (std::size_t t = 0; t < L; ++t) {
+        const Expectation<T>& e = items_[k].e;
+        std::string problem = errors[k][t];
+        if (!e.commutative_op && needs_commutative_op(c.setup.algorithm, ctx_.collective)) {
+          if (problem.find("needs a commutative op") == std::string::npos)
+            problem = "expected a refusal of the non-commutative op, got " +
+                      (problem.empty() ? std::string("a result") : problem);
+          else
+            problem = first_difference(got[k][t], e.initial[t], e.initial[t].size());
+        } else if (problem.empty()) {
+          problem = first_difference(got[k][t], e.expected[t], e.specified);
+        }
+        if (problem.empty()) continue;
+        std::ostringstream s;
+        s << "[" << c.setup.label() << "] " << items_[k].what << ", rank "
+          << ctx_.first + static_cast<int>(t) << ": " << problem;
+        report(s.str());
+      }
+  }
+
+  const Ctx& ctx_;
+  bool one_per_run_;
+  std::vector<Item> items_;
+};
+
+// Runs body(ctx, n) for every shape and size, on teams forced to every algorithm of `which`.
+template <class Body>
+void sweep(Collective c, Algorithms which, Body&& body) {
+  const std::vector<Setup> all = setups(c, which);
+  if (all.empty()) GTEST_SKIP() << "no such algorithms with " << world_size() << " process(es)";
+  for (const TeamShape& shape : team_shapes(which)) {
+    std::vector<Configured> teams = make_teams(c, all, shape.threads);
+    Ctx ctx{c,
+            &teams,
+            shape.label,
+            teams.front().team->size(),
+            teams.front().team->first_rank(),
+            shape.threads};
+    for (std::size_t n : sweep_sizes()) body(ctx, n);
+  }
+}
+
+template <class T>
+struct Tag {
+  using type = T;
+};
+
+}  // namespace tlc_test

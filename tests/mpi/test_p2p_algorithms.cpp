@@ -1,0 +1,626 @@
+// The point-to-point inter-process algorithms of src/inter/p2p.hpp, run directly on lanes
+// (no team): every function with sizes 0, 1, 7, 4099 and about 1 MiB, irregular v-sizes with
+// zeros, every root and several segment sizes for bcast, built-in ops, user ops and a
+// non-commutative op, checked element by element against sequential references computed
+// locally from every process's deterministic input. A multi-sender test drives three lanes from
+// three threads at once on disjoint thirds of one buffer, as a multi-sender collective does.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <tlc/error.hpp>
+#include <tlc/ops.hpp>
+#include <tlc/thread.hpp>
+
+#include "inter/p2p.hpp"
+#include "inter/process_comm.hpp"
+#include "intra/sliced_reduce.hpp"
+
+namespace {
+
+namespace p2p = tlc::detail::p2p;
+using tlc::detail::Call;
+using tlc::detail::ProcessComm;
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+// One lane for the whole binary, made on first use; every process runs the tests in the same
+// order, so the collective construction matches up. Polite waiting, as tlc uses on
+// oversubscribed nodes (the tests run 2x oversubscribed at 4 processes). After MPI_Finalize
+// its destructor does nothing.
+ProcessComm& lane() {
+  static const std::unique_ptr<ProcessComm> comm = [] {
+    auto c = std::make_unique<ProcessComm>(MPI_COMM_WORLD, /*lane=*/true);
+    c->set_polite(true);
+    return c;
+  }();
+  return *comm;
+}
+
+// ---- data movement ----
+
+constexpr std::byte sentinel{0xA5};
+
+// The byte at index i of a block that `process` contributes; salt tells blocks apart.
+std::byte pattern(int process, std::size_t i, std::size_t salt = 0) {
+  return static_cast<std::byte>(
+      (static_cast<std::size_t>(process) * 151 + i * 31 + (i >> 8) + salt * 77 + 1) & 0xff);
+}
+
+const std::vector<std::size_t>& sizes() {
+  static const std::vector<std::size_t> all = {0, 1, 7, 4099, (std::size_t{1} << 20) + 5};
+  return all;
+}
+
+// Checks `bytes` bytes at data against pattern(process, ., salt); reports the first difference.
+::testing::AssertionResult matches_pattern(const std::byte* data, std::size_t bytes, int process,
+                                           std::size_t salt) {
+  for (std::size_t i = 0; i < bytes; ++i)
+    if (data[i] != pattern(process, i, salt))
+      return ::testing::AssertionFailure()
+             << "byte " << i << " of the block of process " << process << " (salt " << salt << ", "
+             << bytes << " bytes) is " << static_cast<int>(data[i]) << ", expected "
+             << static_cast<int>(pattern(process, i, salt));
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult untouched(const std::byte* data, std::size_t bytes, const char* what) {
+  for (std::size_t i = 0; i < bytes; ++i)
+    if (data[i] != sentinel) return ::testing::AssertionFailure() << what << " written at " << i;
+  return ::testing::AssertionSuccess();
+}
+
+// Blocks of an allgatherv: variant 0 equal and packed in rank order; variant 1 irregular (with
+// zeros), in reverse rank order, with gaps between the blocks that must stay untouched.
+struct VLayout {
+  std::vector<std::size_t> bytes, displs;
+  std::size_t total = 0;
+};
+
+VLayout v_layout(int processes, std::size_t base, int variant, std::size_t salt = 0) {
+  VLayout l;
+  const auto p = static_cast<std::size_t>(processes);
+  l.bytes.resize(p);
+  l.displs.resize(p);
+  for (std::size_t q = 0; q < p; ++q)
+    l.bytes[q] = variant == 0 ? base : ((q + salt) % 3 == 1 ? 0 : base + 13 * q);
+  for (std::size_t k = 0; k < p; ++k) {
+    const std::size_t q = variant == 0 ? k : p - 1 - k;
+    l.displs[q] = l.total;
+    l.total += l.bytes[q] + (variant == 0 ? 0 : 3);
+  }
+  return l;
+}
+
+// Fills buf with the sentinel and this process's own block of layout l.
+void fill_allgatherv(std::vector<std::byte>& buf, std::size_t offset, const VLayout& l,
+                     std::size_t salt) {
+  const int me = world_rank();
+  const auto m = static_cast<std::size_t>(me);
+  for (std::size_t i = 0; i < l.bytes[m]; ++i) buf[offset + l.displs[m] + i] = pattern(me, i, salt);
+}
+
+void check_allgatherv(const std::vector<std::byte>& buf, std::size_t offset, const VLayout& l,
+                      std::size_t salt, const std::string& what) {
+  std::vector<bool> covered(l.total, false);
+  for (std::size_t q = 0; q < l.bytes.size(); ++q) {
+    EXPECT_TRUE(
+        matches_pattern(buf.data() + offset + l.displs[q], l.bytes[q], static_cast<int>(q), salt))
+        << what;
+    for (std::size_t i = 0; i < l.bytes[q]; ++i) covered[l.displs[q] + i] = true;
+  }
+  for (std::size_t i = 0; i < l.total; ++i)
+    if (!covered[i]) {
+      EXPECT_EQ(buf[offset + i], sentinel) << what << ": gap byte " << i << " written";
+      break;
+    }
+}
+
+TEST(P2pAllgather, RingAllgathervAnySizes) {
+  const int P = world_size();
+  for (int variant = 0; variant < 2; ++variant) {
+    for (std::size_t base : sizes()) {
+      const VLayout l = v_layout(P, base, variant);
+      std::vector<std::byte> buf(l.total + 8, sentinel);
+      fill_allgatherv(buf, 0, l, variant);
+      p2p::ring_allgatherv(lane(), buf.data(), l.bytes, l.displs);
+      check_allgatherv(buf, 0, l, static_cast<std::size_t>(variant),
+                       "ring variant " + std::to_string(variant) + " base " + std::to_string(base));
+      EXPECT_TRUE(untouched(buf.data() + l.total, 8, "past the end"));
+    }
+  }
+}
+
+TEST(P2pAllgather, BruckAllgather) {
+  const int P = world_size(), me = world_rank();
+  const auto p = static_cast<std::size_t>(P), m = static_cast<std::size_t>(me);
+  for (std::size_t block : sizes()) {
+    std::vector<std::byte> buf(p * block + 8, sentinel);
+    for (std::size_t i = 0; i < block; ++i) buf[m * block + i] = pattern(me, i, 5);
+    p2p::bruck_allgather(lane(), buf.data(), block);
+    for (std::size_t q = 0; q < p; ++q)
+      EXPECT_TRUE(matches_pattern(buf.data() + q * block, block, static_cast<int>(q), 5))
+          << "block " << block;
+    EXPECT_TRUE(untouched(buf.data() + p * block, 8, "past the end"));
+  }
+}
+
+// Several back-to-back calls of different algorithms on one lane: messages of one call must
+// never be taken for those of the next.
+TEST(P2pAllgather, BackToBackCalls) {
+  const int P = world_size(), me = world_rank();
+  const auto p = static_cast<std::size_t>(P), m = static_cast<std::size_t>(me);
+  for (int round = 0; round < 20; ++round) {
+    const std::size_t block = static_cast<std::size_t>(round % 4) * 5 + 1;
+    const auto salt = static_cast<std::size_t>(round);
+    std::vector<std::byte> a(p * block, sentinel);
+    for (std::size_t i = 0; i < block; ++i) a[m * block + i] = pattern(me, i, salt);
+    if (round % 2 == 0) {
+      p2p::bruck_allgather(lane(), a.data(), block);
+    } else {
+      const std::vector<std::size_t> bytes(p, block);
+      std::vector<std::size_t> displs(p);
+      for (std::size_t q = 0; q < p; ++q) displs[q] = q * block;
+      p2p::ring_allgatherv(lane(), a.data(), bytes, displs);
+    }
+    for (std::size_t q = 0; q < p; ++q)
+      ASSERT_TRUE(matches_pattern(a.data() + q * block, block, static_cast<int>(q), salt))
+          << "round " << round;
+  }
+}
+
+TEST(P2pBcast, BinomialEveryRootAndSegment) {
+  const int P = world_size(), me = world_rank();
+  for (std::size_t bytes : sizes()) {
+    std::vector<std::size_t> segments = {0, 4099, 65536, bytes, bytes + 100};
+    if (bytes <= 4099) segments.insert(segments.end(), {1, 7, 1000});
+    if (bytes > 4099) segments.push_back(std::size_t{1} << 19);  // two segments, the last short
+    for (int root = 0; root < P; ++root) {
+      for (std::size_t segment : segments) {
+        const auto salt = static_cast<std::size_t>(root) * 3 + segment % 7;
+        std::vector<std::byte> buf(bytes + 8, sentinel);
+        if (me == root)
+          for (std::size_t i = 0; i < bytes; ++i) buf[i] = pattern(root, i, salt);
+        p2p::binomial_bcast(lane(), buf.data(), bytes, root, segment);
+        ASSERT_TRUE(matches_pattern(buf.data(), bytes, root, salt))
+            << bytes << " bytes from root " << root << " in segments of " << segment;
+        ASSERT_TRUE(untouched(buf.data() + bytes, 8, "past the end"));
+      }
+    }
+  }
+}
+
+TEST(P2pBcast, RejectsBadRoot) {
+  std::byte b{};
+  EXPECT_THROW(p2p::binomial_bcast(lane(), &b, 1, world_size(), 0), tlc::Error);
+  EXPECT_THROW(p2p::binomial_bcast(lane(), &b, 1, -1, 0), tlc::Error);
+}
+
+// ---- alltoall ----
+
+using AlltoallFn = void (*)(ProcessComm&, const std::byte*, std::span<const std::size_t>,
+                            std::span<const std::size_t>, std::byte*, std::span<const std::size_t>,
+                            std::span<const std::size_t>);
+
+// Bytes process i sends to process j.
+std::size_t a2a_bytes(std::size_t i, std::size_t j, std::size_t base, int variant) {
+  if (variant == 0) return base;
+  return (i + 2 * j) % 3 == 0 ? 0 : base + 5 * i + j;
+}
+
+void run_alltoallv(AlltoallFn fn, const char* name) {
+  const int P = world_size(), me = world_rank();
+  const auto p = static_cast<std::size_t>(P), m = static_cast<std::size_t>(me);
+  for (int variant = 0; variant < 2; ++variant) {
+    for (std::size_t size : sizes()) {
+      const std::size_t base = size > 4099 ? size / p : size;  // about 1 MiB in all
+      std::vector<std::size_t> send_bytes(p), send_displs(p), recv_bytes(p), recv_displs(p);
+      std::size_t send_total = 0, recv_total = 0;
+      // Send blocks in reverse order, receive blocks in order, both with gaps.
+      for (std::size_t k = 0; k < p; ++k) {
+        const std::size_t j = p - 1 - k;
+        send_bytes[j] = a2a_bytes(m, j, base, variant);
+        send_displs[j] = send_total;
+        send_total += send_bytes[j] + 2;
+        recv_bytes[k] = a2a_bytes(k, m, base, variant);
+        recv_displs[k] = recv_total;
+        recv_total += recv_bytes[k] + 3;
+      }
+      std::vector<std::byte> send(send_total, sentinel), recv(recv_total, sentinel);
+      for (std::size_t j = 0; j < p; ++j)
+        for (std::size_t i = 0; i < send_bytes[j]; ++i)
+          send[send_displs[j] + i] = pattern(me, i, j);
+      const std::vector<std::byte> send_copy = send;
+      fn(lane(), send.data(), send_bytes, send_displs, recv.data(), recv_bytes, recv_displs);
+      const std::string what = std::string(name) + " variant " + std::to_string(variant) +
+                               " base " + std::to_string(base);
+      for (std::size_t i = 0; i < p; ++i) {
+        EXPECT_TRUE(
+            matches_pattern(recv.data() + recv_displs[i], recv_bytes[i], static_cast<int>(i), m))
+            << what;
+        EXPECT_TRUE(untouched(recv.data() + recv_displs[i] + recv_bytes[i], 3, "receive gap"))
+            << what;
+      }
+      EXPECT_TRUE(send == send_copy) << what << ": send buffer changed";
+    }
+  }
+}
+
+TEST(P2pAlltoall, PairwiseAlltoallv) { run_alltoallv(&p2p::pairwise_alltoallv, "pairwise"); }
+
+TEST(P2pAlltoall, IsendAlltoallv) { run_alltoallv(&p2p::isend_alltoallv, "isend"); }
+
+// ---- reductions ----
+
+// A non-commutative, associative user type: 2x2 matrices in wrapping 32-bit arithmetic.
+struct Mat2 {
+  std::uint32_t a, b, c, d;
+  friend bool operator==(const Mat2&, const Mat2&) = default;
+};
+struct MatMul {
+  Mat2 operator()(const Mat2& x, const Mat2& y) const {
+    return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c,
+            x.c * y.b + x.d * y.d};
+  }
+};
+
+// The Call a collective would build, with the library's compiled kernel for built-in ops.
+template <class T, class Op>
+Call reduction_call(const Op& op) {
+  auto call = tlc::detail::make_call<T>(tlc::Collective::allreduce, nullptr, 0, nullptr, 0);
+  tlc::detail::set_op<T>(call, op);
+  if (auto kernel = tlc::detail::builtin_combine(call.op, call.type)) call.combine = kernel;
+  return call;
+}
+
+// Deterministic inputs: element i of process p.
+double gen_double(int p, std::size_t i) {
+  return static_cast<double>(
+      static_cast<std::int64_t>((static_cast<std::size_t>(p) * 7919 + i * 104729) % 2001) - 1000);
+}
+std::int32_t gen_int(int p, std::size_t i) {
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(p + 1) * 0x9E3779B1u ^
+                                   static_cast<std::uint32_t>(i) * 0x85EBCA77u);
+}
+std::uint32_t gen_odd(int p, std::size_t i) {
+  return (static_cast<std::uint32_t>(p + 3) * 0x27D4EB2Fu +
+          static_cast<std::uint32_t>(i) * 2654435761u) |
+         1u;
+}
+Mat2 gen_mat(int p, std::size_t i) {
+  const auto x = static_cast<std::uint32_t>(static_cast<std::size_t>(p) * 1000003 + i * 7);
+  return {x % 7 + 1, (x / 7) % 5, (x / 35) % 3 + 1, (x / 105) % 11};
+}
+
+template <class T>
+std::string show(const T& v) {
+  std::ostringstream s;
+  if constexpr (std::is_same_v<T, Mat2>) {
+    s << "[" << v.a << " " << v.b << "; " << v.c << " " << v.d << "]";
+  } else {
+    s << v;
+  }
+  return s.str();
+}
+
+// op over processes 0..P-1 of gen(., i), left to right.
+template <class T, class Op, class Gen>
+T reference(const Op& op, Gen gen, std::size_t i) {
+  T acc = gen(0, i);
+  for (int p = 1; p < world_size(); ++p) acc = op(acc, gen(p, i));
+  return acc;
+}
+
+// Compares data[begin, end) with expected(i); reports the first difference and how many.
+template <class T, class Expected>
+::testing::AssertionResult elements_match(const T* data, std::size_t begin, std::size_t end,
+                                          Expected expected) {
+  std::size_t wrong = 0, first = 0;
+  for (std::size_t i = begin; i < end; ++i) {
+    const T e = expected(i);
+    if (std::memcmp(&data[i], &e, sizeof(T)) != 0 && wrong++ == 0) first = i;
+  }
+  if (wrong == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << wrong << " wrong elements, the first at " << first << ": " << show(data[first])
+         << " instead of " << show(expected(first));
+}
+
+using AllreduceFn = void (*)(ProcessComm&, std::byte*, std::size_t, const Call&);
+
+const std::vector<std::size_t>& counts_for(std::size_t element_size) {
+  // Small counts around P and the power-of-two boundaries, a prime, and about 1 MiB.
+  static std::vector<std::size_t> all[2];
+  auto& c = all[element_size > 8 ? 1 : 0];
+  if (c.empty()) {
+    c = {0, 1, 2, 3, 4, 5, 7, 8, 9, 17, 4099};
+    c.push_back((std::size_t{1} << 20) / element_size + 3);
+  }
+  return c;
+}
+
+template <class T, class Op, class Gen>
+void check_allreduce(AllreduceFn fn, const char* name, const Op& op, Gen gen) {
+  const int me = world_rank();
+  const Call call = reduction_call<T>(op);
+  for (std::size_t count : counts_for(sizeof(T))) {
+    std::vector<T> buf(count + 2);
+    for (std::size_t i = 0; i < count + 2; ++i) buf[i] = gen(me, i);
+    fn(lane(), reinterpret_cast<std::byte*>(buf.data()), count, call);
+    EXPECT_TRUE(elements_match(buf.data(), 0, count,
+                               [&](std::size_t i) { return reference<T>(op, gen, i); }))
+        << name << " of " << count << " elements";
+    // Elements past count are not touched.
+    EXPECT_TRUE(
+        elements_match(buf.data(), count, count + 2, [&](std::size_t i) { return gen(me, i); }))
+        << name << " of " << count << " elements wrote past the end";
+  }
+}
+
+TEST(P2pAllreduce, RecursiveDoublingBuiltinOps) {
+  check_allreduce<double>(&p2p::recursive_doubling_allreduce, "recursive doubling sum",
+                          std::plus<>{}, gen_double);
+  check_allreduce<std::int32_t>(&p2p::recursive_doubling_allreduce, "recursive doubling xor",
+                                std::bit_xor<>{}, gen_int);
+}
+
+TEST(P2pAllreduce, RecursiveDoublingNonCommutativeKeepsRankOrder) {
+  check_allreduce<Mat2>(&p2p::recursive_doubling_allreduce, "recursive doubling matmul", MatMul{},
+                        gen_mat);
+}
+
+TEST(P2pAllreduce, RecursiveDoublingCommutativeUserOp) {
+  const auto mul = tlc::commutative([](std::uint32_t a, std::uint32_t b) { return a * b; });
+  check_allreduce<std::uint32_t>(&p2p::recursive_doubling_allreduce, "recursive doubling mul", mul,
+                                 gen_odd);
+}
+
+TEST(P2pAllreduce, RabenseifnerBuiltinOps) {
+  check_allreduce<double>(&p2p::rabenseifner_allreduce, "Rabenseifner sum", std::plus<>{},
+                          gen_double);
+  check_allreduce<std::int32_t>(&p2p::rabenseifner_allreduce, "Rabenseifner xor", std::bit_xor<>{},
+                                gen_int);
+}
+
+TEST(P2pAllreduce, RabenseifnerCommutativeUserOp) {
+  const auto mul = tlc::commutative([](std::uint32_t a, std::uint32_t b) { return a * b; });
+  check_allreduce<std::uint32_t>(&p2p::rabenseifner_allreduce, "Rabenseifner mul", mul, gen_odd);
+}
+
+TEST(P2pAllreduce, RabenseifnerRejectsNonCommutative) {
+  const MatMul op;
+  const Call call = reduction_call<Mat2>(op);
+  std::vector<Mat2> buf(4);
+  EXPECT_THROW(p2p::rabenseifner_allreduce(lane(), reinterpret_cast<std::byte*>(buf.data()),
+                                           buf.size(), call),
+               tlc::Error);
+}
+
+// Block sizes of a reduce-scatter: irregular with zeros (variant 1) or equal (variant 0).
+std::vector<std::size_t> rs_counts(int processes, std::size_t base, int variant) {
+  std::vector<std::size_t> counts(static_cast<std::size_t>(processes));
+  for (std::size_t q = 0; q < counts.size(); ++q)
+    counts[q] = variant == 0 ? base : (q % 3 == 2 ? 0 : base + 3 * q + 1);
+  return counts;
+}
+
+template <class T, class Op, class Gen>
+void check_reduce_scatter(const char* name, const Op& op, Gen gen) {
+  const int P = world_size(), me = world_rank();
+  const auto m = static_cast<std::size_t>(me);
+  const Call call = reduction_call<T>(op);
+  for (int variant = 0; variant < 2; ++variant) {
+    for (std::size_t size : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{4099},
+                             (std::size_t{1} << 20) / sizeof(T) / static_cast<std::size_t>(P)}) {
+      const std::vector<std::size_t> counts = rs_counts(P, size, variant);
+      std::size_t begin = 0, total = 0;
+      for (std::size_t q = 0; q < counts.size(); ++q) {
+        if (q == m) begin = total;
+        total += counts[q];
+      }
+      const std::size_t end = begin + counts[m];
+      std::vector<T> buf(total);
+      for (std::size_t i = 0; i < total; ++i) buf[i] = gen(me, i);
+      p2p::pairwise_reduce_scatter(lane(), reinterpret_cast<std::byte*>(buf.data()), counts, call);
+      const std::string what = std::string(name) + " variant " + std::to_string(variant) +
+                               " size " + std::to_string(size);
+      EXPECT_TRUE(elements_match(buf.data(), begin, end, [&](std::size_t i) {
+        return reference<T>(op, gen, i);
+      })) << what;
+      // The other blocks keep this process's input.
+      auto own_input = [&](std::size_t i) { return gen(me, i); };
+      EXPECT_TRUE(elements_match(buf.data(), 0, begin, own_input)) << what;
+      EXPECT_TRUE(elements_match(buf.data(), end, total, own_input)) << what;
+    }
+  }
+}
+
+TEST(P2pReduceScatter, PairwiseBuiltinOps) {
+  check_reduce_scatter<double>("pairwise reduce_scatter sum", std::plus<>{}, gen_double);
+  check_reduce_scatter<std::int32_t>("pairwise reduce_scatter xor", std::bit_xor<>{}, gen_int);
+}
+
+TEST(P2pReduceScatter, PairwiseCommutativeUserOp) {
+  const auto mul = tlc::commutative([](std::uint32_t a, std::uint32_t b) { return a * b; });
+  check_reduce_scatter<std::uint32_t>("pairwise reduce_scatter mul", mul, gen_odd);
+}
+
+TEST(P2pReduceScatter, PairwiseRejectsNonCommutative) {
+  const MatMul op;
+  const Call call = reduction_call<Mat2>(op);
+  const std::vector<std::size_t> counts(static_cast<std::size_t>(world_size()), 1);
+  std::vector<Mat2> buf(counts.size());
+  EXPECT_THROW(
+      p2p::pairwise_reduce_scatter(lane(), reinterpret_cast<std::byte*>(buf.data()), counts, call),
+      tlc::Error);
+}
+
+// ---- multi-sender: several lanes, each driven by its own thread, at the same time ----
+
+constexpr int kLanes = 3;
+
+// Lanes are made one after the other on the main thread, in the same order everywhere.
+std::vector<std::unique_ptr<ProcessComm>>& lanes() {
+  static std::vector<std::unique_ptr<ProcessComm>> all = [] {
+    std::vector<std::unique_ptr<ProcessComm>> v;
+    for (int l = 0; l < kLanes; ++l) {
+      v.push_back(std::make_unique<ProcessComm>(MPI_COMM_WORLD, /*lane=*/true));
+      v.back()->set_polite(true);
+    }
+    return v;
+  }();
+  return all;
+}
+
+// Runs body(l) on thread l for every lane at once; rethrows the first exception on the caller.
+void on_all_lanes(const std::function<void(int)>& body) {
+  std::vector<std::exception_ptr> errors(kLanes);
+  std::vector<std::thread> threads;
+  for (int l = 0; l < kLanes; ++l)
+    threads.emplace_back([&, l] {
+      try {
+        body(l);
+      } catch (...) {
+        errors[static_cast<std::size_t>(l)] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+TEST(P2pMultiSender, RingAllgathervOnThreeLanes) {
+  const int P = world_size();
+  for (std::size_t base : {std::size_t{7}, std::size_t{4099}, std::size_t{1} << 18}) {
+    // Part l of the shared buffer is an allgatherv of its own irregular layout.
+    std::vector<VLayout> parts;
+    std::vector<std::size_t> offset;
+    std::size_t total = 0;
+    for (int l = 0; l < kLanes; ++l) {
+      parts.push_back(
+          v_layout(P, base + static_cast<std::size_t>(l), 1, static_cast<std::size_t>(l)));
+      offset.push_back(total);
+      total += parts.back().total;
+    }
+    std::vector<std::byte> buf(total, sentinel);
+    for (int l = 0; l < kLanes; ++l)
+      fill_allgatherv(buf, offset[static_cast<std::size_t>(l)], parts[static_cast<std::size_t>(l)],
+                      static_cast<std::size_t>(l) + 10);
+    on_all_lanes([&](int l) {
+      const auto k = static_cast<std::size_t>(l);
+      p2p::ring_allgatherv(*lanes()[k], buf.data() + offset[k], parts[k].bytes, parts[k].displs);
+    });
+    for (int l = 0; l < kLanes; ++l)
+      check_allgatherv(buf, offset[static_cast<std::size_t>(l)], parts[static_cast<std::size_t>(l)],
+                       static_cast<std::size_t>(l) + 10,
+                       "lane " + std::to_string(l) + " base " + std::to_string(base));
+  }
+}
+
+TEST(P2pMultiSender, RabenseifnerAllreduceOnThreeLanes) {
+  const int me = world_rank();
+  const std::plus<> op;
+  const Call call = reduction_call<double>(op);
+  for (std::size_t count : {std::size_t{2}, std::size_t{10}, std::size_t{4099},
+                            std::size_t{(1 << 20) / sizeof(double)}}) {
+    std::vector<double> buf(count);
+    for (std::size_t i = 0; i < count; ++i) buf[i] = gen_double(me, i);
+    // Thirds; the last takes the remainder, the first may be empty.
+    on_all_lanes([&](int l) {
+      const auto k = static_cast<std::size_t>(l);
+      const std::size_t begin = count / kLanes * k;
+      const std::size_t end = k + 1 == kLanes ? count : begin + count / kLanes;
+      p2p::rabenseifner_allreduce(*lanes()[k], reinterpret_cast<std::byte*>(buf.data() + begin),
+                                  end - begin, call);
+    });
+    EXPECT_TRUE(elements_match(buf.data(), 0, count,
+                               [&](std::size_t i) { return reference<double>(op, gen_double, i); }))
+        << count << " elements";
+  }
+}
+
+// Different algorithms on different lanes at once: a ring allgatherv, a Rabenseifner allreduce
+// and a segmented bcast, each on its own part.
+TEST(P2pMultiSender, MixedAlgorithmsOnThreeLanes) {
+  const int P = world_size(), me = world_rank();
+  const std::plus<> op;
+  const Call call = reduction_call<double>(op);
+  const VLayout gather = v_layout(P, 1000, 1, 2);
+  std::vector<std::byte> gathered(gather.total, sentinel);
+  fill_allgatherv(gathered, 0, gather, 21);
+  const std::size_t count = 30011;
+  std::vector<double> reduced(count);
+  for (std::size_t i = 0; i < count; ++i) reduced[i] = gen_double(me, i);
+  const std::size_t bytes = 200003;
+  const int root = P - 1;
+  std::vector<std::byte> broadcast(bytes, sentinel);
+  if (me == root)
+    for (std::size_t i = 0; i < bytes; ++i) broadcast[i] = pattern(root, i, 22);
+  on_all_lanes([&](int l) {
+    if (l == 0) p2p::ring_allgatherv(*lanes()[0], gathered.data(), gather.bytes, gather.displs);
+    if (l == 1)
+      p2p::rabenseifner_allreduce(*lanes()[1], reinterpret_cast<std::byte*>(reduced.data()), count,
+                                  call);
+    if (l == 2) p2p::binomial_bcast(*lanes()[2], broadcast.data(), bytes, root, 8192);
+  });
+  check_allgatherv(gathered, 0, gather, 21, "mixed ring");
+  EXPECT_TRUE(elements_match(reduced.data(), 0, count, [&](std::size_t i) {
+    return reference<double>(op, gen_double, i);
+  })) << "mixed Rabenseifner";
+  EXPECT_TRUE(matches_pattern(broadcast.data(), bytes, root, 22)) << "mixed bcast";
+}
+
+// The blocking path of wait_all (MPI_Waitall instead of polite polling), on a lane of its own.
+TEST(P2pBlockingWait, AlgorithmsWithMpiWaitall) {
+  const int P = world_size(), me = world_rank();
+  const auto p = static_cast<std::size_t>(P), m = static_cast<std::size_t>(me);
+  ProcessComm blocking(MPI_COMM_WORLD, /*lane=*/true);
+  ASSERT_FALSE(blocking.polite());
+  const std::size_t block = 4099;
+  std::vector<std::byte> a(p * block, sentinel), b(p * block, sentinel);
+  for (std::size_t i = 0; i < block; ++i) a[m * block + i] = b[m * block + i] = pattern(me, i, 3);
+  p2p::bruck_allgather(blocking, a.data(), block);
+  const std::vector<std::size_t> bytes(p, block);
+  std::vector<std::size_t> displs(p);
+  for (std::size_t q = 0; q < p; ++q) displs[q] = q * block;
+  p2p::ring_allgatherv(blocking, b.data(), bytes, displs);
+  for (std::size_t q = 0; q < p; ++q) {
+    EXPECT_TRUE(matches_pattern(a.data() + q * block, block, static_cast<int>(q), 3));
+    EXPECT_TRUE(matches_pattern(b.data() + q * block, block, static_cast<int>(q), 3));
+  }
+  std::vector<std::byte> c(block, sentinel);
+  if (me == 0)
+    for (std::size_t i = 0; i < block; ++i) c[i] = pattern(0, i, 4);
+  p2p::binomial_bcast(blocking, c.data(), block, 0, 1000);
+  EXPECT_TRUE(matches_pattern(c.data(), block, 0, 4));
+  const std::plus<> op;
+  const Call call = reduction_call<double>(op);
+  std::vector<double> x(block), y(block);
+  for (std::size_t i = 0; i < block; ++i) x[i] = y[i] = gen_double(me, i);
+  p2p::rabenseifner_allreduce(blocking, reinterpret_cast<std::byte*>(x.data()), block, call);
+  p2p::recursive_doubling_allreduce(blocking, reinterpret_cast<std::byte*>(y.data()), block, call);
+  auto expected = [&](std::size_t i) { return reference<double>(op, gen_double, i); };
+  EXPECT_TRUE(elements_match(x.data(), 0, block, expected));
+  EXPECT_TRUE(elements_match(y.data(), 0, block, expected));
+}
+
+}  // namespace
