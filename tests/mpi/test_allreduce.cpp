@@ -174,6 +174,25 @@ TEST_P(AllreduceTest, LargeBuffers) {
   check<Affine>("non-commutative struct op large", large, Compose{}, affine);
 }
 
+// Large buffers take the pipelined path between processes; full_lane cuts every chunk over the
+// lanes (a chunk is one pipeline unit per lane), so 3 lanes give chunks that do not divide the
+// buffer, and 4 lanes more lanes than some processes have threads.
+TEST_P(AllreduceTest, LargeBuffersFullLanePipelined) {
+  if (world_size() == 1) GTEST_SKIP() << "full_lane needs several processes";
+  for (int lanes : {3, 4}) {
+    tlc::TeamOptions o = test_options(shape_.threads_of(world_rank()));
+    o.lanes = lanes;
+    o.algorithms[tlc::Collective::allreduce] = "full_lane";
+    team_ = std::make_unique<tlc::Team>(MPI_COMM_WORLD, o);
+    check<double>("double sum large, full_lane", large, std::plus<>{}, small_int<double>);
+    auto affine = [](int r, std::size_t i) {
+      return Affine{2u * static_cast<std::uint32_t>((static_cast<std::size_t>(r) + i) % 4) + 1u,
+                    static_cast<std::uint32_t>(r + i)};
+    };
+    check<Affine>("non-commutative struct op large, full_lane", large, Compose{}, affine);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, AllreduceTest, testing::ValuesIn(shapes()),
                          [](const testing::TestParamInfo<Shape>& param_info) {
                            return std::string(param_info.param.name);
