@@ -38,6 +38,7 @@ struct Options {
   std::optional<bool> pin;  // unset: tlc pins only when every thread gets its own PU
   bool intra = false;       // --intra: one process's team against the bandwidth bound and MPI
   std::string lane_mode;    // --lane-pattern / --multi-collective: Traff's lane benchmarks
+  bool algorithms = false;  // --algorithms: every inter-process algorithm against raw MPI
   bool help = false;
 };
 
@@ -252,6 +253,11 @@ std::string mpi_summary(const std::string& version);  // first line and device o
 // --intra (intra.cpp): the threads of one process against the memory-bandwidth bound of the
 // same threads and against MPI everywhere (one process per thread). Returns the exit code.
 int run_intra(const Options& o, const tlc::Environment& env);
+
+// --algorithms (algorithms.cpp): for one collective, raw MPI (one rank per process) against tlc
+// with each inter-process algorithm forced in turn and with the selector's choice, one team
+// each, sizes in x4 steps. Returns the exit code.
+int run_algorithms(const Options& o, const tlc::Environment& env);
 
 // --lane-pattern / --multi-collective (lane_patterns.cpp): k = 1..max_lanes threads, each on its
 // own communicator, moving `count` ints per process (split over them / each an alltoall).

@@ -111,6 +111,9 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--intra") {
       flag();
       o.intra = true;
+    } else if (arg == "--algorithms") {
+      flag();
+      o.algorithms = true;
     } else if (arg == "--lane-pattern" || arg == "--multi-collective") {
       flag();
       o.lane_mode = arg.substr(2);
@@ -127,6 +130,9 @@ Options parse_options(int argc, char** argv) {
   if (o.intra && !max_size_given) o.max_size = std::size_t{16} << 20;
   if (o.intra && o.lanes)
     throw std::invalid_argument("--lanes has no meaning with --intra (a one-process team)");
+  if (o.algorithms && (o.intra || !o.lane_mode.empty()))
+    throw std::invalid_argument(
+        "--algorithms excludes --intra, --lane-pattern and --multi-collective");
   if (csv) o.format = Format::csv;
   if (json) o.format = Format::json;
   if (o.min_size > o.max_size) throw std::invalid_argument("--min-size is larger than --max-size");
@@ -141,9 +147,10 @@ std::string usage(const char* program) {
          "same run on the same data. Launch one process per node, or set TLC_NODE=process when\n"
          "several processes share a machine.\n"
          "\n"
-         "  --collective NAME  allreduce (default) or barrier (--intra: see below)\n"
+         "  --collective NAME  allreduce (default) or barrier (--intra, --algorithms: see below)\n"
          "  --min-size BYTES   smallest buffer per thread (default 8; suffixes K, M, G = 1024^n)\n"
          "  --max-size BYTES   largest buffer per thread (default 64M); sizes double from min\n"
+         "                     (--algorithms: x4)\n"
          "  --threads N        threads per process (default: TLC_THREADS, else one per core\n"
          "                     of this process's share of the node)\n"
          "  --lanes N          inter-process lanes of the tlc team (default: tlc's choice)\n"
@@ -162,6 +169,7 @@ std::string usage(const char* program) {
          "  --no-pin           do not pin tlc's threads (default: pin when every thread has\n"
          "                     its own PU; OpenMP follows OMP_PROC_BIND either way)\n"
          "  --intra            intra-process mode, see below\n"
+         "  --algorithms       inter-process algorithm comparison, see below\n"
          "  --lane-pattern     Traff & Hunold's lane pattern: for k = 1..--lanes (default 4)\n"
          "                     threads, each on its own communicator, every process sends\n"
          "                     --max-size bytes of ints to the next one split over the k\n"
@@ -194,7 +202,27 @@ std::string usage(const char* program) {
          "  Iterations as above but up to 1 GiB / size and 20000 calls; the repetitions of tlc,\n"
          "  the copy and MPI are taken in turn. The barrier table makes 100000 calls per case\n"
          "  (--iters) in 5 * --reps interleaved rounds. Columns others% and steal% say how much\n"
-         "  of the machine other processes and the hypervisor took while a row was measured.\n";
+         "  of the machine other processes and the hypervisor took while a row was measured.\n"
+         "\n"
+         "--algorithms: mpiexec -n P " +
+         std::string(program) +
+         " --algorithms [--collective NAME] [--threads T] [--lanes L] ...\n"
+         "  For one collective (bcast, reduce, allreduce (default), allgather, alltoall,\n"
+         "  reduce_scatter_block, scan, gather, scatter; root 0, std::plus<> over double),\n"
+         "  measures in the same run raw MPI (the MPI collective on MPI_COMM_WORLD, one rank per\n"
+         "  process, with the buffers of one tlc thread: the baseline for one thread per\n"
+         "  process) and tlc with each inter-process algorithm of tlc::algorithms() forced in\n"
+         "  turn (hierarchical, full_lane and the multi-sender ones registered for it), then\n"
+         "  with the selector's choice (column selector; pick: what the selector chooses). One\n"
+         "  team per algorithm, made once; --lanes sets the lanes of all of them. Sizes grow x4\n"
+         "  from --min-size (not x2, to keep runs short), and --max-size is always measured.\n"
+         "  Bytes are per thread buffer: the send buffer (scatter: the receive buffer);\n"
+         "  alltoall and reduce_scatter_block cut it into one block per rank (rounded up to\n"
+         "  whole elements per block). --algorithm A,B,... keeps only those forced algorithms.\n"
+         "  Iterations and times as in the sweep, but the repetitions of all implementations\n"
+         "  are taken in turn (as in --intra) and /mpi is the median of the ratios within one\n"
+         "  repetition. Every implementation is checked once per size; one with a wrong result\n"
+         "  is reported and left out of the later rows.\n";
 }
 
 }  // namespace tlc_bench
