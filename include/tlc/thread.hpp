@@ -27,6 +27,12 @@ class TeamImpl;
 
 // The type-erased form of a collective call: what the compiled algorithms work on. The thin
 // templates of tlc::Thread reduce every call to this (DESIGN section 3).
+// v-variants only: one entry per global rank, in elements. Kept out of Call itself, which every
+// call builds: zeroing four more spans cost more than the whole of an 8-byte allreduce's work.
+struct VariantLayout {
+  std::span<const std::size_t> send_counts, send_displs, recv_counts, recv_displs;
+};
+
 struct Call {
   Collective collective = Collective::barrier;
   const void* send = nullptr;  // == recv for in-place forms
@@ -41,8 +47,20 @@ struct Call {
   CombineFn combine = nullptr;
   const void* op_object = nullptr;
   bool commutative = true;
-  // v-variants only: one entry per global rank, in elements.
-  std::span<const std::size_t> send_counts, send_displs, recv_counts, recv_displs;
+  // v-variants only (the caller's, alive during the call); empty spans for the others.
+  const VariantLayout* layout = nullptr;
+  std::span<const std::size_t> send_counts() const noexcept {
+    return layout ? layout->send_counts : std::span<const std::size_t>{};
+  }
+  std::span<const std::size_t> send_displs() const noexcept {
+    return layout ? layout->send_displs : std::span<const std::size_t>{};
+  }
+  std::span<const std::size_t> recv_counts() const noexcept {
+    return layout ? layout->recv_counts : std::span<const std::size_t>{};
+  }
+  std::span<const std::size_t> recv_displs() const noexcept {
+    return layout ? layout->recv_displs : std::span<const std::size_t>{};
+  }
 };
 
 void run_collective(TeamImpl& team, int local_index, const Call& call);
@@ -160,8 +178,8 @@ class Thread {
   void allgatherv(Send&& send, Recv&& recv, std::span<const std::size_t> counts,
                   std::span<const std::size_t> displs) {
     auto call = movement(Collective::allgatherv, send_span(send), buf_span(recv), -1);
-    call.recv_counts = counts;
-    call.recv_displs = displs;
+    const detail::VariantLayout layout{{}, {}, counts, displs};
+    call.layout = &layout;
     run(call);
   }
   // In place: this rank's block is already at buf[displs[rank()]].
@@ -169,8 +187,8 @@ class Thread {
   void allgatherv(Buf&& buf, std::span<const std::size_t> counts,
                   std::span<const std::size_t> displs) {
     auto call = in_place_movement(Collective::allgatherv, buf_span(buf), -1);
-    call.recv_counts = counts;
-    call.recv_displs = displs;
+    const detail::VariantLayout layout{{}, {}, counts, displs};
+    call.layout = &layout;
     run(call);
   }
 
@@ -193,16 +211,16 @@ class Thread {
   void gatherv(Send&& send, Recv&& recv, std::span<const std::size_t> counts,
                std::span<const std::size_t> displs, int root) {
     auto call = movement(Collective::gatherv, send_span(send), buf_span(recv), root);
-    call.recv_counts = counts;
-    call.recv_displs = displs;
+    const detail::VariantLayout layout{{}, {}, counts, displs};
+    call.layout = &layout;
     run(call);
   }
   template <MutableElementRange Recv>
   void gatherv(in_place_t, Recv&& recv, std::span<const std::size_t> counts,
                std::span<const std::size_t> displs, int root) {
     auto call = in_place_movement(Collective::gatherv, buf_span(recv), root);
-    call.recv_counts = counts;
-    call.recv_displs = displs;
+    const detail::VariantLayout layout{{}, {}, counts, displs};
+    call.layout = &layout;
     run(call);
   }
 
@@ -230,8 +248,8 @@ class Thread {
   void scatterv(Send&& send, std::span<const std::size_t> counts,
                 std::span<const std::size_t> displs, Recv&& recv, int root) {
     auto call = movement(Collective::scatterv, send_span(send), buf_span(recv), root);
-    call.send_counts = counts;
-    call.send_displs = displs;
+    const detail::VariantLayout layout{counts, displs, {}, {}};
+    call.layout = &layout;
     run(call);
   }
   template <ElementRange Send>
@@ -242,8 +260,8 @@ class Thread {
     auto call = detail::make_call<T>(Collective::scatterv, s.data(), s.size(), nullptr, 0);
     call.in_place = true;
     call.root = root;
-    call.send_counts = counts;
-    call.send_displs = displs;
+    const detail::VariantLayout layout{counts, displs, {}, {}};
+    call.layout = &layout;
     run(call);
   }
 
@@ -267,10 +285,8 @@ class Thread {
                  std::span<const std::size_t> recv_counts,
                  std::span<const std::size_t> recv_displs) {
     auto call = movement(Collective::alltoallv, send_span(send), buf_span(recv), -1);
-    call.send_counts = send_counts;
-    call.send_displs = send_displs;
-    call.recv_counts = recv_counts;
-    call.recv_displs = recv_displs;
+    const detail::VariantLayout layout{send_counts, send_displs, recv_counts, recv_displs};
+    call.layout = &layout;
     run(call);
   }
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
+#include <string>
 
 #include "intra/copy_plan.hpp"
 #include "team/team_impl.hpp"
@@ -12,7 +14,10 @@
 namespace tlc::detail {
 
 void barrier_hierarchical(TeamImpl& team, int me, CallDescriptor d);
-void run_flat(TeamImpl& team, int me, CallDescriptor d);       // algo/flat.cpp
+void run_flat(TeamImpl& team, int me, CallDescriptor d);  // algo/flat.cpp
+// The inline form of flat for contributions of at most inline_capacity bytes; false (nothing
+// done) when the call does not qualify (algo/flat_inline.cpp).
+bool run_flat_inline(TeamImpl& team, int me, const Call& call);
 void run_sliced(TeamImpl& team, int me, CallDescriptor d);     // algo/sliced.cpp
 void run_two_level(TeamImpl& team, int me, CallDescriptor d);  // algo/two_level.cpp
 // Several processes: the intra-process phases around the inter-process phase of `algorithm`
@@ -25,6 +30,16 @@ inline constexpr std::size_t pipeline_chunk_bytes = std::size_t{1} << 20;
 bool pipeline_allreduce(std::size_t bytes);
 void allreduce_pipelined(TeamImpl& team, int me, const TeamImpl::CallView& view,
                          Algorithm algorithm);
+
+// Whether two byte ranges share a byte (empty ranges share none).
+inline bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  if (a_bytes == 0 || b_bytes == 0) return false;
+  auto pa = reinterpret_cast<std::uintptr_t>(a), pb = reinterpret_cast<std::uintptr_t>(b);
+  return pa < pb + b_bytes && pb < pa + a_bytes;
+}
+
+// What is wrong with one thread's own arguments, "" when nothing (algo/entry.cpp).
+std::string check_arguments(const Call& call, int rank, int size);
 
 // --- Helpers shared by the single-process algorithms (algo/local_plan.cpp) ---
 using CallView = TeamImpl::CallView;

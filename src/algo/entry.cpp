@@ -15,12 +15,6 @@ namespace tlc::detail {
 
 namespace {
 
-bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
-  if (a_bytes == 0 || b_bytes == 0) return false;
-  auto pa = reinterpret_cast<std::uintptr_t>(a), pb = reinterpret_cast<std::uintptr_t>(b);
-  return pa < pb + b_bytes && pb < pa + a_bytes;
-}
-
 bool has_root(Collective c) {
   switch (c) {
     case Collective::bcast:
@@ -158,25 +152,26 @@ class Checker {
         contribute(c_.send, c_.send_count);
         return separate(c_.send_count, c_.recv_count);
       case Collective::allgatherv:
-        if (auto p = layout("recv", c_.recv_counts, c_.recv_displs, c_.recv_count); !p.empty())
+        if (auto p = layout("recv", c_.recv_counts(), c_.recv_displs(), c_.recv_count); !p.empty())
           return p;
         if (c_.in_place) {
-          const std::size_t mine = c_.recv_counts[rank_];
-          contribute(static_cast<const std::byte*>(c_.recv) + c_.recv_displs[rank_] * e, mine);
+          const std::size_t mine = c_.recv_counts()[rank_];
+          contribute(static_cast<const std::byte*>(c_.recv) + c_.recv_displs()[rank_] * e, mine);
           return {};
         }
-        if (c_.send_count != c_.recv_counts[rank_])
+        if (c_.send_count != c_.recv_counts()[rank_])
           return "send buffer holds " + n(c_.send_count) + " but counts[" + std::to_string(rank_) +
-                 "] is " + std::to_string(c_.recv_counts[rank_]);
+                 "] is " + std::to_string(c_.recv_counts()[rank_]);
         contribute(c_.send, c_.send_count);
         return separate(c_.send_count, c_.recv_count);
       case Collective::gatherv:
         if (root) {
-          if (auto p = layout("recv", c_.recv_counts, c_.recv_displs, c_.recv_count); !p.empty())
+          if (auto p = layout("recv", c_.recv_counts(), c_.recv_displs(), c_.recv_count);
+              !p.empty())
             return p;
           if (c_.in_place) {
-            contribute(static_cast<const std::byte*>(c_.recv) + c_.recv_displs[rank_] * e,
-                       c_.recv_counts[rank_]);
+            contribute(static_cast<const std::byte*>(c_.recv) + c_.recv_displs()[rank_] * e,
+                       c_.recv_counts()[rank_]);
             return {};
           }
         } else if (c_.in_place) {
@@ -187,14 +182,14 @@ class Checker {
       case Collective::scatterv:
         if (c_.in_place && !root) return "the in_place form of scatterv is for the root only";
         if (!root) return {};
-        if (auto p = layout("send", c_.send_counts, c_.send_displs, c_.send_count); !p.empty())
+        if (auto p = layout("send", c_.send_counts(), c_.send_displs(), c_.send_count); !p.empty())
           return p;
         contribute(c_.send, c_.send_count);
         return c_.in_place ? "" : separate(c_.send_count, c_.recv_count);
       case Collective::alltoallv:
-        if (auto p = layout("send", c_.send_counts, c_.send_displs, c_.send_count); !p.empty())
+        if (auto p = layout("send", c_.send_counts(), c_.send_displs(), c_.send_count); !p.empty())
           return p;
-        if (auto p = layout("recv", c_.recv_counts, c_.recv_displs, c_.recv_count); !p.empty())
+        if (auto p = layout("recv", c_.recv_counts(), c_.recv_displs(), c_.recv_count); !p.empty())
           return p;
         contribute(c_.send, c_.send_count);
         return separate(c_.send_count, c_.recv_count);
@@ -276,6 +271,14 @@ std::size_t selection_bytes(const CallDescriptor& d, int size) {
 
 }  // namespace
 
+std::string check_arguments(const Call& call, int rank, int size) {
+  Call c = call;
+  if (CombineFn kernel = builtin_combine(c.op, c.type)) c.combine = kernel;
+  CallDescriptor d;
+  Checker checker(c, rank, size);
+  return checker.check(d);
+}
+
 std::string cross_check(const TeamImpl::CallView& view) {
   const TeamImpl& team = *view.team;
   const Call& first = view[0].call;
@@ -293,8 +296,8 @@ std::string cross_check(const TeamImpl::CallView& view) {
     case Collective::allgatherv:
       // Every rank's count must be the same in every thread's counts.
       for (int t = 1; t < threads; ++t)
-        if (!std::equal(view[t].call.recv_counts.begin(), view[t].call.recv_counts.end(),
-                        first.recv_counts.begin(), first.recv_counts.end()))
+        if (!std::equal(view[t].call.recv_counts().begin(), view[t].call.recv_counts().end(),
+                        first.recv_counts().begin(), first.recv_counts().end()))
           return team.who(0) + " and " + team.who(t) + " pass different counts";
       return {};
     case Collective::gatherv:
@@ -306,8 +309,8 @@ std::string cross_check(const TeamImpl::CallView& view) {
       for (int t = 0; t < threads; ++t) {
         if (t == root && rc.in_place) continue;
         const int rank = team.global_rank(t);
-        const std::size_t expected = gather ? rc.recv_counts[static_cast<std::size_t>(rank)]
-                                            : rc.send_counts[static_cast<std::size_t>(rank)];
+        const std::size_t expected = gather ? rc.recv_counts()[static_cast<std::size_t>(rank)]
+                                            : rc.send_counts()[static_cast<std::size_t>(rank)];
         const std::size_t got = gather ? view[t].call.send_count : view[t].call.recv_count;
         if (expected != got) return mismatch(root, gather ? "from" : "for", rank, expected, got);
       }
@@ -318,10 +321,10 @@ std::string cross_check(const TeamImpl::CallView& view) {
         for (int t = 0; t < threads; ++t) {
           const auto sr = static_cast<std::size_t>(team.global_rank(s));
           const auto tr = static_cast<std::size_t>(team.global_rank(t));
-          if (view[s].call.send_counts[tr] != view[t].call.recv_counts[sr])
-            return team.who(t) + " expects " + std::to_string(view[t].call.recv_counts[sr]) +
+          if (view[s].call.send_counts()[tr] != view[t].call.recv_counts()[sr])
+            return team.who(t) + " expects " + std::to_string(view[t].call.recv_counts()[sr]) +
                    " elements from rank " + std::to_string(sr) + ", which sends " +
-                   std::to_string(view[s].call.send_counts[tr]);
+                   std::to_string(view[s].call.send_counts()[tr]);
         }
       return {};
     default:
@@ -330,6 +333,7 @@ std::string cross_check(const TeamImpl::CallView& view) {
 }
 
 void run_collective(TeamImpl& team, int me, const Call& user_call) {
+  if (team.inline_enabled(user_call.collective) && run_flat_inline(team, me, user_call)) return;
   CallDescriptor d;
   d.call = user_call;
   // Built-in ops on built-in types use the kernels compiled into the library.

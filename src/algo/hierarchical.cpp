@@ -118,7 +118,7 @@ void allgather(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) 
   const Call& c = view[me].call;
   const std::size_t e = c.type.size, n = view[me].count;
   const bool v = c.collective == Collective::allgatherv;
-  auto count_of = [&](int r) { return v ? c.recv_counts[static_cast<std::size_t>(r)] : n; };
+  auto count_of = [&](int r) { return v ? c.recv_counts()[static_cast<std::size_t>(r)] : n; };
   const auto& offsets = packed_offsets(team.size(), [&](int r) { return count_of(r) * e; });
   thread_local Layout layout;
   per_process(team, offsets, layout);
@@ -131,7 +131,7 @@ void allgather(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) 
   auto* out = static_cast<std::byte*>(c.recv);
   for (int r = 0; r < team.size(); ++r) {
     if (r == rank && c.in_place) continue;
-    const std::size_t displ = v ? c.recv_displs[static_cast<std::size_t>(r)] : r * n;
+    const std::size_t displ = v ? c.recv_displs()[static_cast<std::size_t>(r)] : r * n;
     copy_bytes(out + displ * e, staging + offsets[static_cast<std::size_t>(r)], count_of(r) * e);
   }
 }
@@ -154,7 +154,7 @@ void gather(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   }
   const int root = c.root - team.first_rank();
   const Call& rc = view[root].call;
-  auto count_of = [&](int r) { return v ? rc.recv_counts[static_cast<std::size_t>(r)] : n; };
+  auto count_of = [&](int r) { return v ? rc.recv_counts()[static_cast<std::size_t>(r)] : n; };
   const auto& offsets = packed_offsets(team.size(), [&](int r) { return count_of(r) * e; });
   thread_local Layout layout;
   per_process(team, offsets, layout);
@@ -167,7 +167,7 @@ void gather(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   auto* out = static_cast<std::byte*>(rc.recv);
   for (int r = 0; r < team.size(); ++r) {
     if (r == c.root && rc.in_place) continue;
-    const std::size_t displ = v ? rc.recv_displs[static_cast<std::size_t>(r)] : r * n;
+    const std::size_t displ = v ? rc.recv_displs()[static_cast<std::size_t>(r)] : r * n;
     copy_bytes(out + displ * e, staging + offsets[static_cast<std::size_t>(r)], count_of(r) * e);
   }
 }
@@ -189,7 +189,7 @@ void scatter(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   }
   const int root = c.root - team.first_rank();
   const Call& rc = view[root].call;
-  auto count_of = [&](int r) { return v ? rc.send_counts[static_cast<std::size_t>(r)] : n; };
+  auto count_of = [&](int r) { return v ? rc.send_counts()[static_cast<std::size_t>(r)] : n; };
   const auto& offsets = packed_offsets(team.size(), [&](int r) { return count_of(r) * e; });
   thread_local Layout layout;
   per_process(team, offsets, layout);
@@ -200,7 +200,7 @@ void scatter(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   plan.clear();
   const std::byte* source = contribution_of(view, root);
   for (int r = 0; r < team.size(); ++r) {
-    const std::size_t displ = v ? rc.send_displs[static_cast<std::size_t>(r)] : r * n;
+    const std::size_t displ = v ? rc.send_displs()[static_cast<std::size_t>(r)] : r * n;
     plan.add(source + displ * e, count_of(r) * e, staging + offsets[static_cast<std::size_t>(r)]);
   }
   plan.run_share(me, threads);
@@ -219,10 +219,10 @@ void alltoall(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const auto T = static_cast<std::size_t>(threads);
   // Bytes local thread s sends to rank t, and local thread t receives from rank s.
   auto sent = [&](int s, int t) {
-    return (v ? view[s].call.send_counts[static_cast<std::size_t>(t)] : n) * e;
+    return (v ? view[s].call.send_counts()[static_cast<std::size_t>(t)] : n) * e;
   };
   auto received = [&](int s, int t) {
-    return (v ? view[t].call.recv_counts[static_cast<std::size_t>(s)] : n) * e;
+    return (v ? view[t].call.recv_counts()[static_cast<std::size_t>(s)] : n) * e;
   };
   // Send side: [process q][local s][rank t of q]; receive side: [process p][rank s of p][local t].
   thread_local std::vector<std::size_t> row;     // row[s * P + q]: bytes local s sends to process q
@@ -261,7 +261,7 @@ void alltoall(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
     std::size_t at = static_cast<std::size_t>(send_layout.displs[static_cast<std::size_t>(q)]);
     for (int s = 0; s < me; ++s) at += row[static_cast<std::size_t>(s * P + q)];
     for (int t = team.first_rank_of(q); t < team.first_rank_of(q) + team.threads_of(q); ++t) {
-      const std::size_t displ = v ? c.send_displs[static_cast<std::size_t>(t)] : t * n;
+      const std::size_t displ = v ? c.send_displs()[static_cast<std::size_t>(t)] : t * n;
       copy_bytes(send_staging + at, mine + displ * e, sent(me, t));
       at += sent(me, t);
     }
@@ -281,7 +281,7 @@ void alltoall(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   }
   net.alltoallv(send_staging, send_layout, recv_staging, recv_layout);
   for (int s = 0; s < N; ++s) {
-    const std::size_t displ = v ? c.recv_displs[static_cast<std::size_t>(s)] : s * n;
+    const std::size_t displ = v ? c.recv_displs()[static_cast<std::size_t>(s)] : s * n;
     copy_bytes(out + displ * e, recv_staging + my_blocks[static_cast<std::size_t>(s)],
                received(s, me));
   }

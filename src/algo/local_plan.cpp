@@ -48,7 +48,7 @@ void build_local_plan(CopyPlan& plan, const CallView& view, int threads, int tar
           if (!wanted(t)) continue;
           const std::size_t displ = c.collective == Collective::allgather
                                         ? r * n
-                                        : view[t].call.recv_displs[static_cast<std::size_t>(r)];
+                                        : view[t].call.recv_displs()[static_cast<std::size_t>(r)];
           targets.push_back(recv_of(view, t) + displ * e);
         }
         plan.add(contribution_of(view, r), view[r].contribution_bytes, targets.data(),
@@ -65,7 +65,7 @@ void build_local_plan(CopyPlan& plan, const CallView& view, int threads, int tar
       for (int r = 0; r < threads; ++r)
         plan.add(
             contribution_of(view, r), view[r].contribution_bytes,
-            recv_of(view, root) + view[root].call.recv_displs[static_cast<std::size_t>(r)] * e);
+            recv_of(view, root) + view[root].call.recv_displs()[static_cast<std::size_t>(r)] * e);
       break;
     case Collective::scatter: {
       const std::byte* source = contribution_of(view, root);
@@ -79,8 +79,8 @@ void build_local_plan(CopyPlan& plan, const CallView& view, int threads, int tar
       const Call& rc = view[root].call;
       for (int t = 0; t < threads; ++t)
         if (wanted(t) && !(t == root && rc.in_place))
-          plan.add(source + rc.send_displs[static_cast<std::size_t>(t)] * e,
-                   rc.send_counts[static_cast<std::size_t>(t)] * e, recv_of(view, t));
+          plan.add(source + rc.send_displs()[static_cast<std::size_t>(t)] * e,
+                   rc.send_counts()[static_cast<std::size_t>(t)] * e, recv_of(view, t));
       break;
     }
     case Collective::alltoall:
@@ -95,8 +95,8 @@ void build_local_plan(CopyPlan& plan, const CallView& view, int threads, int tar
           if (!wanted(t)) continue;
           const Call& sc = view[s].call;
           const auto ts = static_cast<std::size_t>(t), ss = static_cast<std::size_t>(s);
-          plan.add(contribution_of(view, s) + sc.send_displs[ts] * e, sc.send_counts[ts] * e,
-                   recv_of(view, t) + view[t].call.recv_displs[ss] * e);
+          plan.add(contribution_of(view, s) + sc.send_displs()[ts] * e, sc.send_counts()[ts] * e,
+                   recv_of(view, t) + view[t].call.recv_displs()[ss] * e);
         }
       break;
     default:

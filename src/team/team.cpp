@@ -166,6 +166,18 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
     lanes_.back()->set_polite(oversubscribed);
   }
   slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads_));
+  // The inline form of flat serves a collective when the selector picks flat for every size
+  // that fits a begin line; barrier has nothing to carry and one form only.
+  if (processes() == 1) {
+    inline_collectives_ |= 1u << static_cast<unsigned>(Collective::barrier);
+    for (Collective c : {Collective::bcast, Collective::reduce, Collective::allreduce,
+                         Collective::scan, Collective::exscan}) {
+      bool flat = true;
+      for (std::size_t bytes = 0; bytes <= inline_capacity; ++bytes)
+        flat = flat && selector_.choose(c, bytes, shape(), true) == Algorithm::flat;
+      if (flat) inline_collectives_ |= 1u << static_cast<unsigned>(c);
+    }
+  }
   if (serialized && comm_->rank() == 0)
     std::fprintf(stderr,
                  "tlc: MPI provides MPI_THREAD_SERIALIZED only; tlc serialises its MPI calls\n");
@@ -222,62 +234,142 @@ void TeamImpl::wait_released(std::uint64_t s) {
   waiter_.throw_if_aborted();
 }
 
+namespace {
+
+CallFingerprint fingerprint_of(const CallDescriptor& d) {
+  CallFingerprint f;
+  f.collective = static_cast<std::uint8_t>(d.call.collective);
+  f.op = static_cast<std::uint8_t>(d.call.op);
+  f.type_class = static_cast<std::uint8_t>(d.call.type.type_class);
+  f.invalid = d.invalid.empty() ? 0 : 1;
+  f.root = d.call.root;
+  f.type_size = d.call.type.size;
+  f.type_alignment = d.call.type.alignment;
+  f.count = d.count;
+  return f;
+}
+
+}  // namespace
+
+void TeamImpl::begin_step(ThreadSlot& s, std::uint64_t k) {
+  s.begun[k & 1].call.store(k, std::memory_order_release);
+  waiter_.notify();
+  wait_all_begun(k);
+  check_fingerprints(static_cast<int>(k & 1));
+}
+
+void TeamImpl::wait_all_begun(std::uint64_t k) {
+  const int parity = static_cast<int>(k & 1);
+  int next = 0;  // threads before `next` are known to have begun call k
+  waiter_.wait(
+      [&] {
+        while (next < threads_ &&
+               slot(next).begun[parity].call.load(std::memory_order_acquire) >= k)
+          ++next;
+        return next == threads_ || aborted();
+      },
+      [&] {
+        std::string missing;
+        for (int i = 0; i < threads_; ++i)
+          if (slot(i).begun[parity].call.load(std::memory_order_acquire) < k)
+            missing += (missing.empty() ? "" : ", ") + who(i);
+        return "threads that never arrived: " + missing;
+      });
+  waiter_.throw_if_aborted();
+}
+
 TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d, bool carry) {
   waiter_.throw_if_aborted();
   ThreadSlot& s = slot(me);
-  const int parity = static_cast<int>(++s.calls & 1);
+  const std::uint64_t k = ++s.calls;
+  const int parity = static_cast<int>(k & 1);
   // The slot of this parity was last read during call k-2, and every reader finished that
-  // before arriving at call k-1's rendezvous, which this thread has passed.
+  // before beginning call k-1, which this thread has waited for.
   if (carry && d.invalid.empty() && d.contribution_bytes <= carry_capacity) {
     if (d.contribution_bytes) std::memcpy(s.carry[parity], d.contribution, d.contribution_bytes);
     d.contribution = s.carry[parity];
     d.carried = true;
   }
+  s.begun[parity].fingerprint = fingerprint_of(d);
   s.published[parity] = std::move(d);
-  const std::uint64_t step = next_step(me);
-  arrive(me, step);
-  wait_all_arrived(step);
+  begin_step(s, k);
+  // Equal fingerprints: every thread took this form and published its descriptor.
   validate(parity);
   return {this, parity};
 }
 
+int TeamImpl::begin_inline(int me, const CallFingerprint& f, const void* data, std::size_t bytes,
+                           const std::string* why) {
+  waiter_.throw_if_aborted();
+  ThreadSlot& s = slot(me);
+  const std::uint64_t k = ++s.calls;
+  const int parity = static_cast<int>(k & 1);
+  BeginLine& line = s.begun[parity];
+  line.fingerprint = f;
+  copy_small(line.payload, data, std::min(bytes, inline_capacity));
+  if (f.invalid) s.published[parity].invalid = why ? *why : "invalid arguments";
+  begin_step(s, k);
+  return parity;
+}
+
+// Wrong arguments first (the lowest such thread's own verdict), then disagreement: the same
+// order as validate(), so both forms throw the same error.
+void TeamImpl::check_fingerprints(int parity) const {
+  auto at = [&](int i) -> const CallFingerprint& {
+    return slots_[static_cast<std::size_t>(i)].begun[parity].fingerprint;
+  };
+  const CallFingerprint& first = at(0);
+  int differs = 0;
+  for (int i = 0; i < threads_; ++i) {
+    if (at(i).invalid) {
+      const CallDescriptor& d = slots_[static_cast<std::size_t>(i)].published[parity];
+      throw Error(Errc::invalid_argument, std::string("tlc ") +
+                                              to_string(static_cast<Collective>(at(i).collective)) +
+                                              ": " + who(i) + ": " + d.invalid);
+    }
+    if (!differs && !(at(i) == first)) differs = i;
+  }
+  if (!differs) return;
+  const CallFingerprint& f = at(differs);
+  const auto collective = [](const CallFingerprint& x) {
+    return to_string(static_cast<Collective>(x.collective));
+  };
+  std::ostringstream what;
+  if (f.collective != first.collective) {
+    what << who(0) << " called " << collective(first) << " but " << who(differs) << " called "
+         << collective(f);
+  } else if (f.count != first.count) {
+    what << who(0) << " passed " << first.count << " elements per rank but " << who(differs)
+         << " passed " << f.count;
+  } else if (f.type_class != first.type_class || f.type_size != first.type_size ||
+             f.type_alignment != first.type_alignment) {
+    what << who(0) << " passed " << first.type_size << "-byte "
+         << to_string(static_cast<TypeClass>(first.type_class)) << " elements but " << who(differs)
+         << " passed " << f.type_size << "-byte "
+         << to_string(static_cast<TypeClass>(f.type_class));
+  } else if (f.op != first.op) {
+    what << who(0) << " passed op " << to_string(static_cast<BuiltinOp>(first.op)) << " but "
+         << who(differs) << " passed a different op (" << to_string(static_cast<BuiltinOp>(f.op))
+         << ")";
+  } else {
+    what << who(0) << " passed root " << first.root << " but " << who(differs) << " passed root "
+         << f.root;
+  }
+  throw Error(Errc::mismatch, std::string("tlc ") + collective(first) + ": " + what.str());
+}
+
+// After check_fingerprints: what fingerprints cannot see (user op objects, v-variant counts).
 void TeamImpl::validate(int parity) const {
   auto at = [&](int i) -> const CallDescriptor& {
     return slots_[static_cast<std::size_t>(i)].published[parity];
   };
-  for (int i = 0; i < threads_; ++i)
-    if (!at(i).invalid.empty())
-      throw Error(Errc::invalid_argument, std::string("tlc ") + to_string(at(i).call.collective) +
-                                              ": " + who(i) + ": " + at(i).invalid);
   const CallDescriptor& first = at(0);
-  for (int i = 1; i < threads_; ++i) {
-    const CallDescriptor& d = at(i);
-    // The common case costs a few compares; the message is only built on a mismatch.
-    if (d.call.collective == first.call.collective && d.count == first.count &&
-        d.call.type == first.call.type && d.call.op == first.call.op &&
-        d.call.combine == first.call.combine && d.call.root == first.call.root)
-      continue;
-    std::ostringstream what;
-    if (d.call.collective != first.call.collective) {
-      what << who(0) << " called " << to_string(first.call.collective) << " but " << who(i)
-           << " called " << to_string(d.call.collective);
-    } else if (d.count != first.count) {
-      what << who(0) << " passed " << first.count << " elements per rank but " << who(i)
-           << " passed " << d.count;
-    } else if (d.call.type != first.call.type) {
-      what << who(0) << " passed " << first.call.type.size << "-byte "
-           << to_string(first.call.type.type_class) << " elements but " << who(i) << " passed "
-           << d.call.type.size << "-byte " << to_string(d.call.type.type_class);
-    } else if (d.call.op != first.call.op || d.call.combine != first.call.combine) {
-      what << who(0) << " passed op " << to_string(first.call.op) << " but " << who(i)
-           << " passed a different op (" << to_string(d.call.op) << ")";
-    } else {
-      what << who(0) << " passed root " << first.call.root << " but " << who(i) << " passed root "
-           << d.call.root;
-    }
-    throw Error(Errc::mismatch,
-                std::string("tlc ") + to_string(first.call.collective) + ": " + what.str());
-  }
+  for (int i = 1; i < threads_; ++i)
+    if (at(i).call.combine != first.call.combine)
+      throw Error(Errc::mismatch, std::string("tlc ") + to_string(first.call.collective) + ": " +
+                                      who(0) + " passed op " + to_string(first.call.op) + " but " +
+                                      who(i) + " passed a different op (" +
+                                      to_string(at(i).call.op) + ")");
   // Checks that need every thread's arguments (v-variant counts against the sizes ranks pass).
   if (std::string problem = cross_check(CallView{this, parity}); !problem.empty())
     throw Error(Errc::mismatch,

@@ -6,16 +6,21 @@
 // gather flag; the leader's `released` flag is the release flag all threads read ("read from
 // parent flag", section III-B).
 //
-// Every collective starts with begin_call(): the thread publishes a descriptor of its arguments
-// (double-buffered by call parity, since a fast thread may already publish call k+1 while a slow
-// one still reads call k's), arrives, waits for all threads of the process, and validates all
-// descriptors. Validation reads the same descriptors in every thread and so throws the same
-// error in every thread, before any data has moved.
+// Every collective starts with a begin step: the thread writes a fingerprint of its arguments
+// into its begin line (one cache line, double-buffered by call parity, since a fast thread may
+// already begin call k+1 while a slow one still reads call k's), announces call k there, waits
+// until every thread of the process has, and compares the fingerprints. begin_call() also
+// publishes a full descriptor first and validates all descriptors after; the inline form of flat
+// (algo/flat_inline.cpp) carries its data in the rest of the line and needs nothing else.
+// Both forms read the same fingerprints in every thread and so throw the same error in every
+// thread, before any data has moved, even when threads that disagree took different forms.
+// Steps inside a call (sync, release, pipelines) use the separate `arrived` flag.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -58,17 +63,61 @@ struct alignas(cache_line_size) Flag {
   std::atomic<std::uint64_t> value{0};
 };
 
+// What threads must agree on to make the same call; equal fingerprints mean every thread takes
+// the same algorithm and form. The op object of a user op is not in it (begin_call's descriptors
+// compare those).
+struct CallFingerprint {
+  std::uint8_t collective = 0;
+  std::uint8_t op = 0;          // BuiltinOp
+  std::uint8_t type_class = 0;  // TypeClass
+  std::uint8_t invalid = 0;     // this thread's own arguments are wrong (its descriptor says why)
+  std::int32_t root = -1;
+  std::uint32_t type_size = 0;
+  std::uint32_t type_alignment = 0;
+  std::uint64_t count = 0;  // elements per rank block, as CallDescriptor::count
+  friend bool operator==(const CallFingerprint&, const CallFingerprint&) = default;
+};
+
+// memcpy of at most 32 bytes without a library call: the copy of an inline contribution is on
+// the path whose whole cost is a few dozen nanoseconds.
+inline void copy_small(void* to, const void* from, std::size_t n) noexcept {
+  auto* d = static_cast<std::byte*>(to);
+  const auto* s = static_cast<const std::byte*>(from);
+  if (n >= 16) {
+    std::memcpy(d, s, 16);
+    std::memcpy(d + n - 16, s + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(d, s, 8);
+    std::memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(d, s, 4);
+    std::memcpy(d + n - 4, s + n - 4, 4);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) d[i] = s[i];
+  }
+}
+
+// The begin flag of call k, its fingerprint and, for the inline form of flat, the caller's data.
+struct alignas(cache_line_size) BeginLine {
+  std::atomic<std::uint64_t> call{0};  // written by the owning thread only, release
+  CallFingerprint fingerprint;
+  alignas(8) std::byte payload[cache_line_size - 8 - sizeof(CallFingerprint)];
+};
+static_assert(sizeof(BeginLine) == cache_line_size);
+inline constexpr std::size_t inline_capacity = sizeof(BeginLine::payload);
+
 struct alignas(cache_line_size) ThreadSlot {
-  Flag arrived;                 // gather flag, written by the owning thread only
+  BeginLine begun[2];           // by call parity
+  Flag arrived;                 // gather flag of the steps inside a call, owning thread only
   CallDescriptor published[2];  // by call parity
   alignas(cache_line_size) std::byte carry[2][carry_capacity];  // by call parity
   // Progress flags of pipelined algorithms (chunks reduced / sent / copied out), each written by
   // the owning thread only and counting chunks over the team's lifetime.
   Flag posted[3];
   // Private to the thread currently holding the slot:
-  std::uint64_t step = 0;         // synchronisation steps taken
+  std::uint64_t step = 0;         // synchronisation steps inside calls taken
   std::uint64_t chunks = 0;       // chunks of pipelined calls (the base of the posted values)
-  std::uint64_t calls = 0;        // collectives entered
+  std::uint64_t calls = 0;        // collectives entered (begin steps taken)
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
 };
 
@@ -128,6 +177,22 @@ class TeamImpl {
   // first and published in its place.
   CallView begin_call(int me, CallDescriptor d, bool carry = false);
 
+  // The inline begin step (algo/flat_inline.cpp): writes fingerprint f and `bytes` of `data`
+  // into the caller's begin line, announces the call, waits for every thread of the process and
+  // compares the fingerprints. Returns the call parity; the lines stay readable until the
+  // caller's next begin step. A thread whose own arguments are wrong (f.invalid) must have
+  // published `why` for the others to report.
+  int begin_inline(int me, const CallFingerprint& f, const void* data, std::size_t bytes,
+                   const std::string* why = nullptr);
+  const std::byte* inline_payload(int t, int parity) const noexcept {
+    return slots_[static_cast<std::size_t>(t)].begun[parity].payload;
+  }
+  // Whether calls of c whose data fits in a begin line take the inline form: a single process
+  // and the selector choosing flat for every such size (nothing else forced).
+  bool inline_enabled(Collective c) const noexcept {
+    return (inline_collectives_ >> static_cast<unsigned>(c)) & 1u;
+  }
+
   // Every thread of the process arrives and waits for all others: after it, no thread reads
   // or writes another's buffers of this call any more.
   void sync(int me) {
@@ -179,6 +244,10 @@ class TeamImpl {
 
  private:
   ThreadSlot& slot(int i) noexcept { return slots_[static_cast<std::size_t>(i)]; }
+  // The begin step shared by both forms: announce call k, wait for all, compare fingerprints.
+  void begin_step(ThreadSlot& s, std::uint64_t k);
+  void wait_all_begun(std::uint64_t k);
+  void check_fingerprints(int parity) const;
   void validate(int parity) const;
   void worker_main(int index);
 
@@ -195,7 +264,8 @@ class TeamImpl {
   Selector selector_;
   Waiter waiter_;
   std::unique_ptr<ThreadSlot[]> slots_;
-  Flag released_;  // written by the leader (thread 0) only
+  Flag released_;                         // written by the leader (thread 0) only
+  std::uint32_t inline_collectives_ = 0;  // bit c: inline_enabled(c)
 
   struct AlignedFree {
     void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{4096}); }

@@ -221,4 +221,74 @@ TEST(Errors, SeveralProcessesPerNodeNeedTlcNodeProcess) {
   ::setenv("TLC_NODE", "process", 1);
 }
 
+// Contributions of at most 32 bytes travel inline in the begin line (algo/flat_inline.cpp, on
+// single-process teams), past the general path's checks: the same errors must come out of it,
+// also when the threads that disagree take different paths (one inline, one general).
+TEST(Errors, InlineNullData) {
+  auto p = probe(3, [](tlc::Thread& me, std::vector<double>& send, std::vector<double>& recv) {
+    const double* data = me.local_index() == 1 ? nullptr : send.data();
+    me.allreduce(std::span<const double>(data, 2), std::span<double>(recv.data(), 2));
+  });
+  expect_everyone(p, tlc::Errc::invalid_argument, "null");
+}
+
+TEST(Errors, InlineWrongReceiveSizeAndOverlap) {
+  auto p = probe(3, [](tlc::Thread& me, std::vector<double>& send, std::vector<double>& recv) {
+    if (me.local_index() == 1)
+      me.scan(std::span<const double>(send.data(), 2), std::span<double>(recv.data(), 1));
+    else if (me.local_index() == 2)  // overlapping: only reported if thread 1 were right
+      me.scan(std::span<const double>(recv.data(), 2), std::span<double>(recv.data() + 1, 2));
+    else
+      me.scan(std::span<const double>(send.data(), 2), std::span<double>(recv.data(), 2));
+  });
+  expect_everyone(p, tlc::Errc::invalid_argument, "receive buffer holds 1 elements");
+}
+
+TEST(Errors, InlineReduceRootOutOfRange) {
+  auto p = probe(2, [](tlc::Thread& me, std::vector<double>& send, std::vector<double>& recv) {
+    const int root = me.local_index() == 0 ? me.size() : 0;
+    me.reduce(std::span<const double>(send.data(), 1), std::span<double>(recv.data(), 1), root);
+  });
+  expect_everyone(p, tlc::Errc::invalid_argument, "root");
+}
+
+TEST(Errors, InlineAgainstGeneralPathCounts) {
+  for (int odd : {0, 2}) {  // the thread that passes 8 elements (general path) instead of 2
+    auto p = probe(3, [&](tlc::Thread& me, std::vector<double>& send, std::vector<double>& recv) {
+      const std::size_t n = me.local_index() == odd ? 8 : 2;
+      me.allreduce(std::span<const double>(send.data(), n), std::span<double>(recv.data(), n));
+    });
+    expect_everyone(p, tlc::Errc::mismatch, "elements per rank");
+  }
+}
+
+TEST(Errors, InlineAgainstGeneralPathWithBadArguments) {
+  // Thread 0 is inline and right, thread 1 takes the general path with a short receive buffer:
+  // everyone reports thread 1's own error.
+  auto p = probe(2, [](tlc::Thread& me, std::vector<double>& send, std::vector<double>& recv) {
+    if (me.local_index() == 0)
+      me.allreduce(std::span<const double>(send.data(), 2), std::span<double>(recv.data(), 2));
+    else
+      me.allreduce(std::span<const double>(send), std::span<double>(recv.data(), 7));
+  });
+  expect_everyone(p, tlc::Errc::invalid_argument, "receive buffer holds 7");
+  for (const std::string& text : p.texts)
+    EXPECT_NE(text.find("thread 1"), std::string::npos) << text;
+}
+
+TEST(Errors, InlineDifferentRootsAndOps) {
+  auto roots = probe(3, [](tlc::Thread& me, std::vector<double>& send, std::vector<double>&) {
+    me.bcast(std::span<double>(send.data(), 1), me.local_index() == 2 ? 1 : 0);
+  });
+  expect_everyone(roots, tlc::Errc::mismatch, "root");
+  auto ops = probe(2, [](tlc::Thread& me, std::vector<double>& send, std::vector<double>& recv) {
+    if (me.local_index() == 0)
+      me.allreduce(std::span<const double>(send.data(), 1), std::span<double>(recv.data(), 1),
+                   tlc::min{});
+    else
+      me.allreduce(std::span<const double>(send.data(), 1), std::span<double>(recv.data(), 1));
+  });
+  expect_everyone(ops, tlc::Errc::mismatch, "op");
+}
+
 }  // namespace
