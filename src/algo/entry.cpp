@@ -345,7 +345,7 @@ void run_collective(TeamImpl& team, int me, const Call& user_call) {
 
   const Collective c = d.call.collective;
   const Algorithm algorithm =
-      team.selector().choose(c, selection_bytes(d, team.size()), team.shape(), d.call.commutative);
+      team.choose(me, c, selection_bytes(d, team.size()), d.call.commutative);
   if (d.invalid.empty() && !d.call.commutative && needs_commutative_op(c, algorithm))
     d.invalid = std::string("the algorithm forced for ") + to_string(c) +
                 " combines out of rank order and needs a commutative op (declare a commutative "

@@ -56,6 +56,16 @@ const std::vector<std::size_t>& packed_offsets(int ranks, CountOf&& bytes_of) {
   return offsets;
 }
 
+// One thread in this process and one leader without lanes: the rank-packed staging layout is
+// the caller's own (non-v) buffer, so the MPI collective runs on the caller's buffers and the
+// copies in and out vanish. The MPI call is the same as through the staging buffer, so the
+// processes need not agree on this choice.
+bool direct(const TeamImpl& team, const NetworkPhase& net, const Call& c) {
+  const bool v = c.collective == Collective::allgatherv || c.collective == Collective::gatherv ||
+                 c.collective == Collective::scatterv || c.collective == Collective::alltoallv;
+  return team.threads() == 1 && !net.uses_lanes() && !v;
+}
+
 void copy_bytes(void* to, const void* from, std::size_t bytes) {
   if (bytes && to != from) std::memcpy(to, from, bytes);
 }
@@ -76,9 +86,11 @@ void bcast(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const std::size_t bytes = view[me].count * c.type.size;
   const int root_process = team.process_of(c.root);
   const bool here = root_process == team.process();
-  team.grow_staging(me, here ? 0 : bytes);
+  team.grow_staging(me, here || direct(team, net, c) ? 0 : bytes);
   // The root process broadcasts straight from the root's buffer.
-  std::byte* source = here ? recv_of(view, c.root - team.first_rank()) : team.staging();
+  std::byte* source = here                   ? recv_of(view, c.root - team.first_rank())
+                      : direct(team, net, c) ? static_cast<std::byte*>(c.recv)
+                                             : team.staging();
   net.bcast(source, bytes, root_process);
   copy_bytes(c.recv, source, bytes);
   if (here) team.sync(me);  // the others read the root's buffer
@@ -122,9 +134,16 @@ void allgather(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) 
   const auto& offsets = packed_offsets(team.size(), [&](int r) { return count_of(r) * e; });
   thread_local Layout layout;
   per_process(team, offsets, layout);
+  const int rank = team.global_rank(me);
+  if (direct(team, net, c)) {
+    auto* out = static_cast<std::byte*>(c.recv);
+    copy_bytes(out + offsets[static_cast<std::size_t>(rank)], view[me].contribution,
+               view[me].contribution_bytes);
+    net.allgatherv(out, layout);
+    return;
+  }
   team.grow_staging(me, layout.total);
   std::byte* staging = team.staging();
-  const int rank = team.global_rank(me);
   copy_bytes(staging + offsets[static_cast<std::size_t>(rank)], view[me].contribution,
              view[me].contribution_bytes);
   net.allgatherv(staging, layout);
@@ -142,6 +161,11 @@ void gather(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const bool v = c.collective == Collective::gatherv;
   const int root_process = team.process_of(c.root);
   const int threads = team.threads();
+  if (root_process != team.process() && direct(team, net, c)) {
+    net.gatherv(static_cast<const std::byte*>(view[me].contribution), view[me].contribution_bytes,
+                nullptr, Layout{}, root_process);
+    return;
+  }
   if (root_process != team.process()) {
     // Pack this process's contributions in rank order; the root process knows the layout.
     const auto& offsets =
@@ -158,6 +182,13 @@ void gather(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const auto& offsets = packed_offsets(team.size(), [&](int r) { return count_of(r) * e; });
   thread_local Layout layout;
   per_process(team, offsets, layout);
+  if (direct(team, net, c)) {  // the root is this process's only thread
+    auto* out = static_cast<std::byte*>(rc.recv);
+    copy_bytes(out + offsets[static_cast<std::size_t>(c.root)], view[me].contribution,
+               view[me].contribution_bytes);
+    net.gatherv(nullptr, 0, out, layout, root_process);
+    return;
+  }
   team.grow_staging(me, layout.total);
   std::byte* staging = team.staging();
   copy_bytes(staging + offsets[static_cast<std::size_t>(team.global_rank(me))],
@@ -179,6 +210,11 @@ void scatter(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const int root_process = team.process_of(c.root);
   const int threads = team.threads();
   const bool skip_me = team.global_rank(me) == c.root && c.in_place;
+  if (root_process != team.process() && direct(team, net, c)) {
+    net.scatterv(nullptr, Layout{}, static_cast<std::byte*>(c.recv), c.recv_count * e,
+                 root_process);
+    return;
+  }
   if (root_process != team.process()) {
     const auto& offsets =
         packed_offsets(threads, [&](int t) { return view[t].call.recv_count * e; });
@@ -193,6 +229,13 @@ void scatter(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const auto& offsets = packed_offsets(team.size(), [&](int r) { return count_of(r) * e; });
   thread_local Layout layout;
   per_process(team, offsets, layout);
+  if (direct(team, net, c)) {  // the root is this process's only thread
+    const std::byte* source = contribution_of(view, root);
+    net.scatterv(source, layout, nullptr, 0, root_process);
+    if (!skip_me)
+      copy_bytes(c.recv, source + offsets[static_cast<std::size_t>(c.root)], count_of(c.root) * e);
+    return;
+  }
   team.grow_staging(me, layout.total);
   std::byte* staging = team.staging();
   // All threads of the root process share packing the root's send buffer in rank order.
@@ -250,6 +293,11 @@ void alltoall(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
       recv_total += column[static_cast<std::size_t>(s)];
     send_layout.bytes[Q] = static_cast<MPI_Count>(send_total) - send_layout.displs[Q];
     recv_layout.bytes[Q] = static_cast<MPI_Count>(recv_total) - recv_layout.displs[Q];
+  }
+  if (direct(team, net, c) && !c.in_place) {
+    net.alltoallv(static_cast<const std::byte*>(c.send), send_layout,
+                  static_cast<std::byte*>(c.recv), recv_layout);
+    return;
   }
   team.grow_staging(me, send_total + recv_total);
   std::byte* send_staging = team.staging();

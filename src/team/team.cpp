@@ -293,8 +293,15 @@ TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d, bool carry) {
   s.begun[parity].fingerprint = fingerprint_of(d);
   s.published[parity] = std::move(d);
   begin_step(s, k);
-  // Equal fingerprints: every thread took this form and published its descriptor.
-  validate(parity);
+  // Equal fingerprints: every thread took this form and published its descriptor. Validation
+  // reads memory the callers own (v-variant counts, through their descriptors), so no thread may
+  // leave with the error before all are done reading; all reach the same verdict and wait alike.
+  try {
+    validate(parity);
+  } catch (const Error&) {
+    sync(me);
+    throw;
+  }
   return {this, parity};
 }
 

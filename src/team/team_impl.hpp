@@ -115,9 +115,17 @@ struct alignas(cache_line_size) ThreadSlot {
   // the owning thread only and counting chunks over the team's lifetime.
   Flag posted[3];
   // Private to the thread currently holding the slot:
-  std::uint64_t step = 0;         // synchronisation steps inside calls taken
-  std::uint64_t chunks = 0;       // chunks of pipelined calls (the base of the posted values)
-  std::uint64_t calls = 0;        // collectives entered (begin steps taken)
+  std::uint64_t step = 0;    // synchronisation steps inside calls taken
+  std::uint64_t chunks = 0;  // chunks of pipelined calls (the base of the posted values)
+  std::uint64_t calls = 0;   // collectives entered (begin steps taken)
+  // The selector's recent answers for this thread (its cost model takes ~0.2 us per call, as
+  // much as a small MPI_Allreduce): direct-mapped by size and collective.
+  struct Choice {
+    std::size_t bytes = 0;
+    int key = -1;  // collective * 2 + commutative; -1: empty
+    Algorithm algorithm = Algorithm::hierarchical;
+  };
+  Choice choices[16];
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
 };
 
@@ -149,6 +157,16 @@ class TeamImpl {
   const Placement& placement() const noexcept { return placement_; }
   const Topology& topology() const noexcept { return topology_; }
   const Selector& selector() const noexcept { return selector_; }
+  // selector().choose() for this team's shape, remembered per thread.
+  Algorithm choose(int me, Collective c, std::size_t bytes, bool commutative) {
+    const int key = static_cast<int>(c) * 2 + (commutative ? 1 : 0);
+    ThreadSlot::Choice& memo =
+        slot(me)
+            .choices[(bytes * 0x9E3779B97F4A7C15ull >> 60) ^ static_cast<std::size_t>(key & 15)];
+    if (memo.key != key || memo.bytes != bytes)
+      memo = {bytes, key, selector_.choose(c, bytes, shape(), commutative)};
+    return memo.algorithm;
+  }
   TeamShape shape() const noexcept {
     return {processes(), threads_,        lanes(), static_cast<int>(numa_group_starts_.size()),
             size_,       equal_processes_};
