@@ -135,6 +135,10 @@ void allgather(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) 
   thread_local Layout layout;
   per_process(team, offsets, layout);
   const int rank = team.global_rank(me);
+  if (direct(team, net, c) && team.shape().equal_processes) {  // one thread everywhere
+    team.comm().allgather(c.in_place ? nullptr : c.send, c.recv, n * e);
+    return;
+  }
   if (direct(team, net, c)) {
     auto* out = static_cast<std::byte*>(c.recv);
     copy_bytes(out + offsets[static_cast<std::size_t>(rank)], view[me].contribution,
@@ -293,6 +297,10 @@ void alltoall(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
       recv_total += column[static_cast<std::size_t>(s)];
     send_layout.bytes[Q] = static_cast<MPI_Count>(send_total) - send_layout.displs[Q];
     recv_layout.bytes[Q] = static_cast<MPI_Count>(recv_total) - recv_layout.displs[Q];
+  }
+  if (direct(team, net, c) && !c.in_place && team.shape().equal_processes) {
+    team.comm().alltoall(c.send, c.recv, n * e);  // one thread everywhere
+    return;
   }
   if (direct(team, net, c) && !c.in_place) {
     net.alltoallv(static_cast<const std::byte*>(c.send), send_layout,

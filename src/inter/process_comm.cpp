@@ -383,6 +383,27 @@ void ProcessComm::allgatherv_in_place(void* buf, std::span<const MPI_Count> byte
       });
 }
 
+void ProcessComm::allgather(const void* send, void* recv, std::size_t bytes) {
+  const auto count = static_cast<MPI_Count>(bytes);
+  const void* from = send ? send : MPI_IN_PLACE;
+  call(
+      "MPI_Allgather",
+      [&] { return MPI_Allgather_c(from, count, MPI_BYTE, recv, count, MPI_BYTE, comm_); },
+      [&](MPI_Request* r) {
+        return MPI_Iallgather_c(from, count, MPI_BYTE, recv, count, MPI_BYTE, comm_, r);
+      });
+}
+
+void ProcessComm::alltoall(const void* send, void* recv, std::size_t bytes) {
+  const auto count = static_cast<MPI_Count>(bytes);
+  call(
+      "MPI_Alltoall",
+      [&] { return MPI_Alltoall_c(send, count, MPI_BYTE, recv, count, MPI_BYTE, comm_); },
+      [&](MPI_Request* r) {
+        return MPI_Ialltoall_c(send, count, MPI_BYTE, recv, count, MPI_BYTE, comm_, r);
+      });
+}
+
 void ProcessComm::gatherv(const void* send, std::size_t send_bytes, void* recv,
                           std::span<const MPI_Count> bytes, std::span<const MPI_Aint> displs,
                           int root) {

@@ -73,6 +73,11 @@ class ProcessComm {
   // In place: process p's bytes[p] bytes are already at buf + displs[p].
   void allgatherv_in_place(void* buf, std::span<const MPI_Count> bytes,
                            std::span<const MPI_Aint> displs);
+  // Every process contributes `bytes` bytes, gathered in rank order into recv (in place, its own
+  // block already at recv + rank() * bytes, when send is null).
+  void allgather(const void* send, void* recv, std::size_t bytes);
+  // Blocks of `bytes` bytes per process, in rank order on both sides; send and recv separate.
+  void alltoall(const void* send, void* recv, std::size_t bytes);
   // At the root, in place: its own block is already at recv + displs[root].
   void gatherv(const void* send, std::size_t send_bytes, void* recv,
                std::span<const MPI_Count> bytes, std::span<const MPI_Aint> displs, int root);
