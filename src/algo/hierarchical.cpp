@@ -384,6 +384,10 @@ void scan(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
 
 void run_across_processes(TeamImpl& team, int me, CallDescriptor d, Algorithm algorithm) {
   const auto view = team.begin_call(me, std::move(d));
+  // With one thread in every process that thread would drive all lanes one after another: L
+  // smaller MPI calls instead of one, nothing in parallel. Every process sees the same shape.
+  if (algorithm == Algorithm::full_lane && team.shape().equal_processes && team.threads() == 1)
+    algorithm = Algorithm::hierarchical;
   NetworkPhase net(team, me, algorithm);
   switch (view[me].call.collective) {
     case Collective::barrier:
