@@ -87,22 +87,13 @@ bool run_flat_inline(TeamImpl& team, int me, const Call& c) {
   if (reduction && !combine) return false;
 
   const int rank = team.global_rank(me);
-  CallFingerprint f;
-  f.collective = static_cast<std::uint8_t>(c.collective);
-  f.op = static_cast<std::uint8_t>(c.op);
-  f.type_class = static_cast<std::uint8_t>(c.type.type_class);
-  f.root = c.root;
-  f.type_size = c.type.size;
-  f.type_alignment = c.type.alignment;
-  f.count = count;
   std::string why;
-  if (!plainly_valid(c, rank, team.size())) {
-    why = check_arguments(c, rank, team.size());
-    f.invalid = why.empty() ? 0 : 1;
-  }
+  if (!plainly_valid(c, rank, team.size())) why = check_arguments(c, rank, team.size());
+  const CallFingerprint f = fingerprint_of(c, count, !why.empty());
   const bool root = c.root == rank;
   const std::size_t bytes = count * c.type.size;
-  // bcast: only the root's line carries data; everybody else's contribution is the send buffer.
+  // bcast: only the root's line carries data (its buffer); reductions carry the send buffer
+  // (the receive buffer in place, where the two are the same).
   const void* data = c.collective == Collective::bcast ? c.recv : c.send;
   const bool carries = !f.invalid && (c.collective != Collective::bcast || root);
   const int parity = team.begin_inline(me, f, data, carries ? bytes : 0, &why);

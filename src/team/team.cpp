@@ -234,23 +234,6 @@ void TeamImpl::wait_released(std::uint64_t s) {
   waiter_.throw_if_aborted();
 }
 
-namespace {
-
-CallFingerprint fingerprint_of(const CallDescriptor& d) {
-  CallFingerprint f;
-  f.collective = static_cast<std::uint8_t>(d.call.collective);
-  f.op = static_cast<std::uint8_t>(d.call.op);
-  f.type_class = static_cast<std::uint8_t>(d.call.type.type_class);
-  f.invalid = d.invalid.empty() ? 0 : 1;
-  f.root = d.call.root;
-  f.type_size = d.call.type.size;
-  f.type_alignment = d.call.type.alignment;
-  f.count = d.count;
-  return f;
-}
-
-}  // namespace
-
 void TeamImpl::begin_step(ThreadSlot& s, std::uint64_t k) {
   s.begun[k & 1].call.store(k, std::memory_order_release);
   waiter_.notify();
@@ -290,7 +273,7 @@ TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d, bool carry) {
     d.contribution = s.carry[parity];
     d.carried = true;
   }
-  s.begun[parity].fingerprint = fingerprint_of(d);
+  s.begun[parity].fingerprint = fingerprint_of(d.call, d.count, !d.invalid.empty());
   s.published[parity] = std::move(d);
   begin_step(s, k);
   // Equal fingerprints: every thread took this form and published its descriptor. Validation

@@ -78,6 +78,20 @@ struct CallFingerprint {
   friend bool operator==(const CallFingerprint&, const CallFingerprint&) = default;
 };
 
+// The one definition of what both forms announce, so that agreeing threads announce alike.
+inline CallFingerprint fingerprint_of(const Call& c, std::size_t count, bool invalid) noexcept {
+  CallFingerprint f;
+  f.collective = static_cast<std::uint8_t>(c.collective);
+  f.op = static_cast<std::uint8_t>(c.op);
+  f.type_class = static_cast<std::uint8_t>(c.type.type_class);
+  f.invalid = invalid ? 1 : 0;
+  f.root = c.root;
+  f.type_size = c.type.size;
+  f.type_alignment = c.type.alignment;
+  f.count = count;
+  return f;
+}
+
 // memcpy of at most 32 bytes without a library call: the copy of an inline contribution is on
 // the path whose whole cost is a few dozen nanoseconds.
 inline void copy_small(void* to, const void* from, std::size_t n) noexcept {
