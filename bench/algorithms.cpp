@@ -281,12 +281,6 @@ class TlcCollective : public Case {
 // ---------------------------------------------------------------------------------------------
 // Raw MPI: one rank per process, the buffers of one tlc thread
 
-int mpi_count(std::size_t count) {
-  if (count > static_cast<std::size_t>(INT_MAX))
-    throw std::invalid_argument("buffers above INT_MAX elements are not supported by MPI here");
-  return static_cast<int>(count);
-}
-
 class MpiCollective : public Case {
  public:
   MpiCollective(tlc::Collective c, int process, int processes)

@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstddef>
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -248,6 +250,13 @@ std::string number(const char* fmt, double value);       // "-" for NaN
 std::string json_number(const char* fmt, double value);  // null for NaN and inf
 std::string json_string(const std::string& s);
 std::string mpi_summary(const std::string& version);  // first line and device of the version
+
+// An element count as MPI's int count; larger buffers are refused with a clear error.
+inline int mpi_count(std::size_t count) {
+  if (count > static_cast<std::size_t>(INT_MAX))
+    throw std::invalid_argument("buffers above INT_MAX elements are not supported by MPI here");
+  return static_cast<int>(count);
+}
 
 // ---------------------------------------------------------------------------------------------
 // --intra (intra.cpp): the threads of one process against the memory-bandwidth bound of the

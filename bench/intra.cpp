@@ -330,12 +330,6 @@ class CopyKernel : public Case {
 // ---------------------------------------------------------------------------------------------
 // Phase C: MPI everywhere, one buffer per process, on every process.
 
-int mpi_count(std::size_t count) {
-  if (count > static_cast<std::size_t>(INT_MAX))
-    throw std::invalid_argument("buffers above INT_MAX elements are not supported by MPI here");
-  return static_cast<int>(count);
-}
-
 class MpiIntra : public Case {
  public:
   MpiIntra(Kind kind, int process, int processes)
