@@ -144,21 +144,9 @@ std::string check_output(tlc::Collective c, const double* out, std::size_t out_c
                          int rank, int size, const std::string& who) {
   const Expected sums(size);
   const Expected prefix(rank + 1);
-  for (std::size_t i = 0; i < out_count; ++i) {
-    const double want = expected_at(c, n, rank, size, sums, prefix, i);
-    // Exact on purpose: the inputs make every result exact (NaN poison fails too).
-    if (!(out[i] == want)) {
-      char text[160];
-      std::snprintf(text, sizeof text, "element %zu of %zu is %.17g, expected %.17g", i, out_count,
-                    out[i], want);
-      return who + ": " + text;
-    }
-  }
-  return {};
-}
-
-void poison(double* data, std::size_t count) {
-  std::fill(data, data + count, std::numeric_limits<double>::quiet_NaN());
+  return first_mismatch(
+      out, out_count, [&](std::size_t i) { return expected_at(c, n, rank, size, sums, prefix, i); },
+      who);
 }
 
 // What a rank checks after a call: bcast's one buffer (the root's is its input, left alone),

@@ -149,6 +149,23 @@ class Expected {
   std::vector<double> sums_;
 };
 
+// who + "element i of count is got, expected want".
+std::string mismatch_text(std::size_t i, std::size_t count, double got, double want,
+                          const std::string& who);
+
+// "" if out[i] == want(i) for every i < count, else mismatch_text of the first that differs.
+// Exact on purpose: the benchmarks' inputs make every result exact (NaN poison fails too).
+template <class Want>
+std::string first_mismatch(const double* out, std::size_t count, Want&& want,
+                           const std::string& who) {
+  for (std::size_t i = 0; i < count; ++i)
+    if (const double w = want(i); !(out[i] == w)) return mismatch_text(i, count, out[i], w, who);
+  return {};
+}
+
+// Fills a buffer that a check reads afterwards with NaN, so that an unwritten element fails.
+void poison(double* data, std::size_t count);
+
 // "" if recv[0..count) matches, else a description of the first mismatch.
 std::string check_sum(const double* recv, std::size_t count, const Expected& expected,
                       const std::string& who);

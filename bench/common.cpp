@@ -1,6 +1,8 @@
 // Measurement helpers shared by all cases.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <thread>
 
 #include <mpi.h>
@@ -29,18 +31,22 @@ Expected::Expected(int ranks) : sums_(11, 0.0) {
     for (int r = 0; r < ranks; ++r) sums_[i] += input_value(r, i);
 }
 
+std::string mismatch_text(std::size_t i, std::size_t count, double got, double want,
+                          const std::string& who) {
+  char text[160];
+  std::snprintf(text, sizeof text, "element %zu of %zu is %.17g, expected %.17g", i, count, got,
+                want);
+  return who + ": " + text;
+}
+
+void poison(double* data, std::size_t count) {
+  std::fill(data, data + count, std::numeric_limits<double>::quiet_NaN());
+}
+
 std::string check_sum(const double* recv, std::size_t count, const Expected& expected,
                       const std::string& who) {
-  for (std::size_t i = 0; i < count; ++i) {
-    // Exact comparison on purpose: the inputs make every sum exact (NaN poison fails too).
-    if (!(recv[i] == expected.at(i))) {
-      char text[160];
-      std::snprintf(text, sizeof text, "element %zu of %zu is %.17g, expected %.17g", i, count,
-                    recv[i], expected.at(i));
-      return who + ": " + text;
-    }
-  }
-  return {};
+  return first_mismatch(
+      recv, count, [&](std::size_t i) { return expected.at(i); }, who);
 }
 
 }  // namespace tlc_bench

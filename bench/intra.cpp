@@ -143,21 +143,9 @@ double expected_at(Kind kind, std::size_t n, int rank, int size, const Expected&
 
 std::string check_output(Kind kind, const double* out, std::size_t out_count, std::size_t n,
                          int rank, int size, const Expected& sums, const std::string& who) {
-  for (std::size_t i = 0; i < out_count; ++i) {
-    const double want = expected_at(kind, n, rank, size, sums, i);
-    // Exact on purpose: the inputs make every result exact (NaN poison fails too).
-    if (!(out[i] == want)) {
-      char text[160];
-      std::snprintf(text, sizeof text, "element %zu of %zu is %.17g, expected %.17g", i, out_count,
-                    out[i], want);
-      return who + ": " + text;
-    }
-  }
-  return {};
-}
-
-void poison(double* data, std::size_t count) {
-  std::fill(data, data + count, std::numeric_limits<double>::quiet_NaN());
+  return first_mismatch(
+      out, out_count, [&](std::size_t i) { return expected_at(kind, n, rank, size, sums, i); },
+      who);
 }
 
 inline void cpu_relax() noexcept {
