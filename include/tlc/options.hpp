@@ -1,7 +1,9 @@
 // Team construction options. Every field has a sensible default; environment variables fill in
-// what the program leaves unset (TLC_THREADS, TLC_LANES, TLC_PIN, TLC_TIMEOUT, TLC_ALGO_*).
+// what the program leaves unset (TLC_THREADS, TLC_LANES, TLC_PIN, TLC_TIMEOUT, TLC_PIPELINE_CHUNK,
+// TLC_ALGO_*).
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -46,6 +48,12 @@ struct TeamOptions {
   double timeout_seconds = 0;
   // The machine; unset: Topology::detect().
   std::optional<Topology> topology;
+  // Chunk of the pipelined collectives across processes (bcast, reduce, allreduce, scan,
+  // exscan of at least two chunks per rank): the intra-process phases of one chunk overlap the
+  // network phase of the previous one. Bytes per lane, 4 KiB to 1 GiB; the same on every
+  // process. 0: TLC_PIPELINE_CHUNK, else 1 MiB, and then bcast pipelines only where no node is
+  // oversubscribed (it gains nothing without cores to spare).
+  std::size_t pipeline_chunk_bytes = 0;
   // Forces an algorithm per collective (same names as TLC_ALGO_<COLLECTIVE>; the option wins).
   std::map<Collective, std::string> algorithms;
 };

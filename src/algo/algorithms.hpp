@@ -24,12 +24,11 @@ void run_two_level(TeamImpl& team, int me, CallDescriptor d);  // algo/two_level
 // (hierarchical, full_lane or multi_sender; algo/hierarchical.cpp, algo/network_phase.cpp).
 void run_across_processes(TeamImpl& team, int me, CallDescriptor d, Algorithm algorithm);
 
-// Allreduce across processes in chunks, the intra-process phases of one chunk overlapping the
-// network phase of the previous one (algo/allreduce_pipelined.cpp).
-inline constexpr std::size_t pipeline_chunk_bytes = std::size_t{1} << 20;
-bool pipeline_allreduce(std::size_t bytes);
-void allreduce_pipelined(TeamImpl& team, int me, const TeamImpl::CallView& view,
-                         Algorithm algorithm);
+// Bcast, reduce, allreduce, scan and exscan across processes in chunks of the team's
+// pipeline_chunk_bytes(), the intra-process phases of one chunk overlapping the network phase of
+// the previous one (algo/pipelined.cpp). pipelines() answers the same on every process.
+bool pipelines(const TeamImpl& team, Collective c, std::size_t bytes, Algorithm algorithm);
+void run_pipelined(TeamImpl& team, int me, const TeamImpl::CallView& view, Algorithm algorithm);
 
 // Whether two byte ranges share a byte (empty ranges share none).
 inline bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {

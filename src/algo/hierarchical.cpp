@@ -86,14 +86,12 @@ void bcast(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const std::size_t bytes = view[me].count * c.type.size;
   const int root_process = team.process_of(c.root);
   const bool here = root_process == team.process();
-  team.grow_staging(me, here || direct(team, net, c) ? 0 : bytes);
-  // The root process broadcasts straight from the root's buffer.
-  std::byte* source = here                   ? recv_of(view, c.root - team.first_rank())
-                      : direct(team, net, c) ? static_cast<std::byte*>(c.recv)
-                                             : team.staging();
+  // The root process broadcasts straight from the root's buffer; elsewhere the data lands in
+  // thread 0's output, which the other threads copy from: no staging buffer, one copy less.
+  std::byte* source = here ? recv_of(view, c.root - team.first_rank()) : recv_of(view, 0);
   net.bcast(source, bytes, root_process);
   copy_bytes(c.recv, source, bytes);
-  if (here) team.sync(me);  // the others read the root's buffer
+  if (team.threads() > 1) team.sync(me);  // the others read the source until their copy is done
 }
 
 void reduce(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
@@ -109,12 +107,6 @@ void reduce(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
 void allreduce(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const Call& c = view[me].call;
   const std::size_t n = view[me].count, bytes = n * c.type.size;
-  // Every process must make the same MPI calls: the choices below depend on sizes and lanes
-  // only, which all processes share, never on this process's thread count alone.
-  const bool one_thread_everywhere = team.shape().equal_processes && team.threads() == 1;
-  if (pipeline_allreduce(bytes) && !is_multi_sender(net.algorithm()) &&
-      !(one_thread_everywhere && !net.uses_lanes()))
-    return allreduce_pipelined(team, me, view, net.algorithm());
   if (team.threads() == 1 && !net.uses_lanes()) {
     // Nothing to combine inside the process: straight from the caller's buffers.
     team.comm().allreduce(c.in_place ? nullptr : c.send, c.recv, n, c);
@@ -388,6 +380,11 @@ void run_across_processes(TeamImpl& team, int me, CallDescriptor d, Algorithm al
   // smaller MPI calls instead of one, nothing in parallel. Every process sees the same shape.
   if (algorithm == Algorithm::full_lane && team.shape().equal_processes && team.threads() == 1)
     algorithm = Algorithm::hierarchical;
+  // Every process must make the same MPI calls: pipelines() depends on what all processes
+  // share (sizes, algorithm, team shape), never on this process's thread count alone.
+  if (pipelines(team, view[me].call.collective, view[me].count * view[me].call.type.size,
+                algorithm))
+    return run_pipelined(team, me, view, algorithm);
   NetworkPhase net(team, me, algorithm);
   switch (view[me].call.collective) {
     case Collective::barrier:

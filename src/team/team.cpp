@@ -59,6 +59,22 @@ bool node_is_process() {
               std::string("tlc: TLC_NODE='") + text + "' (expected 'node' or 'process')");
 }
 
+// The pipeline chunk asked for (option, else TLC_PIPELINE_CHUNK), 0 when neither says.
+std::size_t pipeline_chunk(const TeamOptions& o) {
+  constexpr std::size_t fewest = std::size_t{4} << 10, most = std::size_t{1} << 30;
+  const std::size_t bytes =
+      o.pipeline_chunk_bytes
+          ? o.pipeline_chunk_bytes
+          : static_cast<std::size_t>(env_integer("TLC_PIPELINE_CHUNK").value_or(0));
+  if (bytes == 0) return 0;
+  if (bytes < fewest || bytes > most)
+    throw Error(Errc::invalid_argument,
+                "tlc: pipeline chunk of " + std::to_string(bytes) +
+                    " bytes (TeamOptions::pipeline_chunk_bytes or TLC_PIPELINE_CHUNK) is outside "
+                    "4096 .. 1073741824");
+  return bytes;
+}
+
 PlacementRequest placement_request(const TeamOptions& o) {
   PlacementRequest r;
   r.threads = o.threads ? o.threads : static_cast<int>(env_integer("TLC_THREADS").value_or(0));
@@ -123,6 +139,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
     if (costs.lane_parallelism == 0) costs.lane_parallelism = mpi_lane_parallelism();
     selector_ = Selector(options.algorithms, costs);
     selector_.check_forced_for(comm_->size());
+    pipeline_chunk_asked_ = pipeline_chunk(options);
   } catch (const Error& e) {
     error = e.what();
     code = static_cast<int>(e.code());
@@ -161,6 +178,18 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
                 "tlc: processes asked for different lane counts (from " + std::to_string(fewest) +
                     " to " + std::to_string(lane_count) +
                     "); set TeamOptions::lanes or TLC_LANES the same everywhere");
+  // The chunks of a pipelined collective are MPI calls that pair up across processes.
+  const int chunk = static_cast<int>(pipeline_chunk_asked_);  // at most 1 GiB
+  if (comm_->allreduce_max(chunk) != -comm_->allreduce_max(-chunk))
+    throw Error(Errc::invalid_argument,
+                "tlc: processes asked for different pipeline chunk sizes; set "
+                "TeamOptions::pipeline_chunk_bytes or TLC_PIPELINE_CHUNK the same everywhere");
+  if (pipeline_chunk_asked_) pipeline_chunk_bytes_ = pipeline_chunk_asked_;
+  // A pipelined bcast overlaps the other threads' copies out of chunk i with the network step
+  // of chunk i+1, which needs cores to spare; on an oversubscribed node it only adds a handoff
+  // per chunk (2 processes x 2 threads on 2 cores: 1.7x-1.9x slower at 16-64 MiB,
+  // docs/benchmarks-inter.md). By default it pipelines only where no node is oversubscribed.
+  pipeline_bcast_ = pipeline_chunk_asked_ != 0 || comm_->allreduce_max(oversubscribed ? 1 : 0) == 0;
   for (int l = 0; l < lane_count; ++l) {
     lanes_.push_back(std::make_unique<ProcessComm>(comm_->get(), /*lane=*/true));
     lanes_.back()->set_polite(oversubscribed);

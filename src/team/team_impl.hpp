@@ -125,7 +125,7 @@ struct alignas(cache_line_size) ThreadSlot {
   Flag arrived;                 // gather flag of the steps inside a call, owning thread only
   CallDescriptor published[2];  // by call parity
   alignas(cache_line_size) std::byte carry[2][carry_capacity];  // by call parity
-  // Progress flags of pipelined algorithms (chunks reduced / sent / copied out), each written by
+  // Progress flags of pipelined algorithms (chunks produced / sent / consumed), each written by
   // the owning thread only and counting chunks over the team's lifetime.
   Flag posted[3];
   // Private to the thread currently holding the slot:
@@ -245,7 +245,7 @@ class TeamImpl {
 
   // Pipelines: post(me, f, v) publishes that the caller reached v on progress flag f;
   // wait_posted(f, v, include) waits until every thread t with include(t) has.
-  enum Progress { reduced = 0, sent = 1, copied = 2 };
+  enum Progress { produced = 0, sent = 1, consumed = 2 };
   void post(int me, Progress f, std::uint64_t v) noexcept {
     slot(me).posted[f].value.store(v, std::memory_order_release);
     waiter_.notify();
@@ -263,6 +263,10 @@ class TeamImpl {
     waiter_.throw_if_aborted();
   }
   std::uint64_t& pipeline_chunks(int me) noexcept { return slot(me).chunks; }
+  // Bytes per lane of a pipeline chunk (TeamOptions::pipeline_chunk_bytes), equal everywhere.
+  std::size_t pipeline_chunk_bytes() const noexcept { return pipeline_chunk_bytes_; }
+  // Whether bcast pipelines too (a chunk size was asked for, or no node is oversubscribed).
+  bool pipeline_bcast() const noexcept { return pipeline_bcast_; }
 
   // Team-owned staging buffer of the inter-process phase. grow_staging is itself a step: all
   // threads call it with the same byte count right after begin_call.
@@ -304,6 +308,9 @@ class TeamImpl {
   };
   std::unique_ptr<std::byte[], AlignedFree> staging_;
   std::size_t staging_capacity_ = 0;
+  std::size_t pipeline_chunk_asked_ = 0;  // 0: not asked for
+  std::size_t pipeline_chunk_bytes_ = std::size_t{1} << 20;
+  bool pipeline_bcast_ = true;
 
   // Worker pool for run(): started on first use, so attach-only programs have no idle threads.
   std::vector<std::thread> workers_;

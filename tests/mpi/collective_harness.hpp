@@ -40,14 +40,25 @@ struct Setup {
   std::string algorithm;
   int lanes = 1;
   bool numa = false;
+  std::size_t pipeline_chunk = 0;  // TeamOptions::pipeline_chunk_bytes; 0: the default
 
   std::string label() const {
     std::string s = algorithm.empty() ? "selector" : algorithm;
     if (lanes != 1) s += " lanes=" + std::to_string(lanes);
     if (numa) s += " synthetic-numa";
+    if (pipeline_chunk) s += " chunk=" + std::to_string(pipeline_chunk);
     return s;
   }
 };
+
+// The collectives that pipeline large buffers across processes (src/algo/pipelined.cpp). With
+// the default 1 MiB chunk the sweep's sizes stay below two chunks; a 4 KiB chunk pipelines
+// 4099 elements and more, in up to a few hundred chunks.
+inline bool pipelines(Collective c) {
+  return c == Collective::bcast || c == Collective::reduce || c == Collective::allreduce ||
+         c == Collective::scan || c == Collective::exscan;
+}
+inline constexpr std::size_t small_chunk = 4096;
 
 inline const std::size_t large_single = (std::size_t{1} << 20) + 3;  // one process
 inline const std::size_t large_multi = 100003;                       // several processes
@@ -71,15 +82,13 @@ inline std::vector<Setup> setups_unfiltered(Collective c, Algorithms which) {
   const bool single = world_size() == 1;
   if (which == Algorithms::lane) {
     if (single) return all;
-    // Lanes 1..4 rotate over the algorithms and the process counts, so that across the ctest
-    // matrix (2, 3 and 4 processes) every algorithm runs with several lane counts, including
-    // more lanes than some processes have threads; full_lane also runs with 4 lanes always.
-    int i = 0;
+    // Every algorithm on 1 to 4 lanes, including more lanes than some processes have threads;
+    // pipelining collectives once more with small chunks on 3 lanes (chunks that do not divide
+    // the buffer, cut over lanes that do not divide the chunk).
     for (const auto& a : tlc::algorithms()) {
       if (a.collective != c || a.single_process || a.name == "hierarchical") continue;
-      const int lanes = 1 + (i++ + world_size()) % 4;
-      all.push_back({a.name, lanes, false});
-      if (a.name == "full_lane" && lanes != 4) all.push_back({a.name, 4, false});
+      for (int lanes = 1; lanes <= 4; ++lanes) all.push_back({a.name, lanes, false});
+      if (a.name == "full_lane" && pipelines(c)) all.push_back({a.name, 3, false, small_chunk});
     }
     return all;
   }
@@ -91,6 +100,7 @@ inline std::vector<Setup> setups_unfiltered(Collective c, Algorithms which) {
     numa_aware = numa_aware || a.name == "two_level";
   }
   all.push_back({"", single ? 1 : 2, false});
+  if (!single && pipelines(c)) all.push_back({"hierarchical", 1, false, small_chunk});
   // The selector on a machine with several NUMA domains too, where it has two_level to choose.
   if (single && numa_aware) all.push_back({"", 1, true});
   return all;
@@ -153,6 +163,7 @@ inline std::vector<Configured> make_teams(Collective c, const std::vector<Setup>
   for (const Setup& s : all) {
     tlc::TeamOptions o = test_options(threads);
     o.lanes = s.lanes;
+    o.pipeline_chunk_bytes = s.pipeline_chunk;
     if (!s.algorithm.empty()) o.algorithms[c] = s.algorithm;
     if (s.numa) o.topology = numa_topology(threads);
     teams.push_back({s, std::make_unique<tlc::Team>(MPI_COMM_WORLD, o)});

@@ -205,6 +205,40 @@ TEST(Errors, UnknownAlgorithmName) {
   }
 }
 
+// The pipeline chunk: out of range (option or variable) fails on every process, even when only
+// one process asks; different sizes on different processes would pair MPI calls of different
+// chunks and fail too.
+TEST(Errors, PipelineChunkOutOfRangeOrDifferent) {
+  auto expect_invalid = [](const tlc::TeamOptions& o, const char* what, const char* text,
+                           tlc::Errc code = tlc::Errc::invalid_argument) {
+    try {
+      tlc::Team team(MPI_COMM_WORLD, o);
+      ADD_FAILURE() << what << " accepted";
+    } catch (const tlc::Error& e) {
+      EXPECT_EQ(e.code(), code) << what;
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << what << ": " << e.what();
+    }
+  };
+  tlc::TeamOptions o = test_options(1);
+  o.pipeline_chunk_bytes = world_rank() == 0 ? 100 : 0;
+  if (world_rank() == 0)
+    expect_invalid(o, "a 100-byte chunk on process 0", "4096");
+  else
+    expect_invalid(o, "a 100-byte chunk on process 0", "process 0", tlc::Errc::aborted);
+  o.pipeline_chunk_bytes = 0;
+  ::setenv("TLC_PIPELINE_CHUNK", "1M", 1);
+  expect_invalid(o, "TLC_PIPELINE_CHUNK=1M", "TLC_PIPELINE_CHUNK");
+  ::unsetenv("TLC_PIPELINE_CHUNK");
+  o.pipeline_chunk_bytes = (std::size_t{1} << 30) + 1;
+  expect_invalid(o, "a chunk over 1 GiB", "1073741824");
+  if (world_size() > 1) {
+    o.pipeline_chunk_bytes = 4096 * static_cast<std::size_t>(1 + world_rank());
+    expect_invalid(o, "different chunks per process", "different pipeline chunk");
+  }
+  o.pipeline_chunk_bytes = 4096;
+  EXPECT_NO_THROW(tlc::Team(MPI_COMM_WORLD, o));
+}
+
 TEST(Errors, SeveralProcessesPerNodeNeedTlcNodeProcess) {
   ::setenv("TLC_NODE", "node", 1);
   if (world_size() == 1) {
