@@ -340,6 +340,15 @@ void reduce_scatter_block(TeamImpl& team, int me, const CallView& view, NetworkP
   const std::size_t e = c.type.size, n = view[me].count;
   const auto N = static_cast<std::size_t>(team.size());
   const auto T = static_cast<std::size_t>(team.threads());
+  if (direct(team, net, c) && team.shape().equal_processes) {  // one thread everywhere
+    // MPI's own reduce_scatter_block on the caller's buffers; in place through a block of
+    // staging (MPICH 4.0's in-place reduce-scatter copies overlapping ranges).
+    team.grow_staging(me, c.in_place ? n * e : 0);
+    void* block = c.in_place ? team.staging() : c.recv;
+    team.comm().reduce_scatter_block(view[me].contribution, block, n, c);
+    copy_bytes(c.recv, block, n * e);
+    return;
+  }
   team.grow_staging(me, (N + T) * n * e);
   std::byte* reduced = team.staging();
   std::byte* mine = reduced + N * n * e;

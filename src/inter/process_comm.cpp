@@ -356,6 +356,22 @@ void ProcessComm::reduce_scatter(const void* send, void* recv, std::span<const M
       });
 }
 
+void ProcessComm::reduce_scatter_block(const void* send, void* recv, std::size_t count,
+                                       const Call& c) {
+  if (count == 0) return;
+  Reduction red(c, user_op_commutative_, user_op_ordered_);
+  call(
+      "MPI_Reduce_scatter_block",
+      [&] {
+        return MPI_Reduce_scatter_block_c(send, recv, mpi_count(count), red.type(), red.op(),
+                                          comm_);
+      },
+      [&](MPI_Request* r) {
+        return MPI_Ireduce_scatter_block_c(send, recv, mpi_count(count), red.type(), red.op(),
+                                           comm_, r);
+      });
+}
+
 void ProcessComm::exscan_in_place(void* buf, std::size_t count, const Call& c) {
   if (count == 0) return;
   Reduction red(c, user_op_commutative_, user_op_ordered_);

@@ -68,6 +68,9 @@ class ProcessComm {
   // ranges.)
   void reduce_scatter(const void* send, void* recv, std::span<const MPI_Count> counts,
                       const Call& call);
+  // send holds size() blocks of count elements; block rank() of the reduction lands in recv
+  // (send and recv separate).
+  void reduce_scatter_block(const void* send, void* recv, std::size_t count, const Call& call);
   // In place: buf becomes the reduction over lower processes; undefined on process 0.
   void exscan_in_place(void* buf, std::size_t count, const Call& call);
   // In place: process p's bytes[p] bytes are already at buf + displs[p].
