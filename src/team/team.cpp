@@ -84,10 +84,9 @@ PlacementRequest placement_request(const TeamOptions& o) {
   return r;
 }
 
-WaitTuning wait_tuning(const TeamOptions& o, bool oversubscribed) {
+WaitTuning wait_tuning(double timeout_seconds, bool oversubscribed) {
   WaitTuning t;
-  t.timeout_seconds =
-      o.timeout_seconds > 0 ? o.timeout_seconds : env_seconds("TLC_TIMEOUT").value_or(0);
+  t.timeout_seconds = timeout_seconds;
   // With more threads than processing units, a spinning waiter holds the core the awaited
   // thread needs: give it up almost at once.
   if (oversubscribed) {
@@ -109,6 +108,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   const NodeInfo node = node_info(comm_->get(), std::hash<std::string>{}(topology_.allowed_pus()));
   std::string error;
   int code = 0;
+  double timeout_seconds = 0;
   try {
     if (!node_is_process() && node.largest > 1)
       throw Error(Errc::topology,
@@ -140,6 +140,8 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
     selector_ = Selector(options.algorithms, costs);
     selector_.check_forced_for(comm_->size());
     pipeline_chunk_asked_ = pipeline_chunk(options);
+    timeout_seconds = options.timeout_seconds > 0 ? options.timeout_seconds
+                                                  : env_seconds("TLC_TIMEOUT").value_or(0);
   } catch (const Error& e) {
     error = e.what();
     code = static_cast<int>(e.code());
@@ -167,7 +169,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   const int node_pus =
       std::max<int>(topology_.pus(), static_cast<int>(std::thread::hardware_concurrency()));
   const bool oversubscribed = threads_ > topology_.pus() || node_threads > node_pus;
-  waiter_.set_tuning(wait_tuning(options, oversubscribed));
+  waiter_.set_tuning(wait_tuning(timeout_seconds, oversubscribed));
   comm_->set_polite(oversubscribed);
   // Lanes are made once, one after another in the same order on every process (DESIGN
   // section 5). Every process needs the same number: the lane collectives pair them up.

@@ -239,6 +239,31 @@ TEST(Errors, PipelineChunkOutOfRangeOrDifferent) {
   EXPECT_NO_THROW(tlc::Team(MPI_COMM_WORLD, o));
 }
 
+// A garbage variable on one process only: that process names it, the others fail too (a hang
+// before TLC_TIMEOUT was read inside the agreed part of team construction).
+TEST(Errors, BadTimeoutVariableOnOneProcessFailsEverywhere) {
+  const char* old = std::getenv("TLC_TIMEOUT");
+  const std::string saved = old ? old : "";
+  if (world_rank() == 0) ::setenv("TLC_TIMEOUT", "soon", 1);
+  tlc::TeamOptions o = test_options(1);
+  o.timeout_seconds = 0;  // read the variable
+  try {
+    tlc::Team team(MPI_COMM_WORLD, o);
+    ADD_FAILURE() << "TLC_TIMEOUT=soon accepted";
+  } catch (const tlc::Error& e) {
+    if (world_rank() == 0) {
+      EXPECT_EQ(e.code(), tlc::Errc::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find("TLC_TIMEOUT"), std::string::npos) << e.what();
+    } else {
+      EXPECT_EQ(e.code(), tlc::Errc::aborted) << e.what();
+    }
+  }
+  if (saved.empty())
+    ::unsetenv("TLC_TIMEOUT");
+  else
+    ::setenv("TLC_TIMEOUT", saved.c_str(), 1);
+}
+
 TEST(Errors, SeveralProcessesPerNodeNeedTlcNodeProcess) {
   ::setenv("TLC_NODE", "node", 1);
   if (world_size() == 1) {
