@@ -242,7 +242,8 @@ void NetworkPhase::reduce_scatter(const std::byte* send, std::byte* recv,
     std::size_t at = 0;
     for (std::size_t p = 0; p < P; ++p) {
       const Slice s = slice_of(static_cast<std::size_t>(counts[p]), e, l, L);
-      std::memcpy(permuted.data() + at * e, send + (block + s.begin) * e, s.size() * e);
+      if (s.size())  // empty parts may come with null buffers (0-element calls)
+        std::memcpy(permuted.data() + at * e, send + (block + s.begin) * e, s.size() * e);
       part_counts[p] = static_cast<MPI_Count>(s.size());
       if (static_cast<int>(p) == process) mine_offset = s.begin;
       at += s.size();
