@@ -11,6 +11,8 @@
 //   4. Intra-process phase out of the staging buffer: every thread copies its own output (or,
 //      for scan/exscan, the threads compute the prefixes by slices, seeded with the exclusive
 //      prefix of the lower processes).
+// bcast needs no staging buffer: it travels from the root's buffer and, in the other processes,
+// into thread 0's output, from which the other threads copy.
 // The next call's begin_call protects the staging buffer from being overwritten early.
 // Cost: 2-3 alpha_sync + intra phases of n*T_p bytes at memory speed + the MPI collective of
 // n*T_p bytes per process (MPICH's algorithms, shared/seeds/001_e878f958388ea521.txt). The
