@@ -124,7 +124,7 @@ class Thread {
   // may be empty. Bad arguments throw tlc::Error on every thread of the process before any
   // buffer is written.
 
-  void barrier() { detail::run_collective(*team_, local_, barrier_call()); }
+  void barrier() { detail::run_collective(*team_, local_, barrier_call); }
 
   // buf of the root is copied into buf of every rank; all pass the same size.
   template <MutableElementRange Buf>
@@ -334,7 +334,8 @@ class Thread {
   static auto buf_span(R&& range) {
     return std::span<std::ranges::range_value_t<R>>(range);
   }
-  static detail::Call barrier_call() { return {}; }
+  // A constant: a barrier builds no descriptor on the caller's stack.
+  static constexpr detail::Call barrier_call{};
   void run(const detail::Call& call) { detail::run_collective(*team_, local_, call); }
 
   template <class T>

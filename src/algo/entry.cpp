@@ -332,8 +332,11 @@ std::string cross_check(const TeamImpl::CallView& view) {
   }
 }
 
-void run_collective(TeamImpl& team, int me, const Call& user_call) {
-  if (team.inline_enabled(user_call.collective) && run_flat_inline(team, me, user_call)) return;
+namespace {
+
+// Everything but the inline form. Out of line so that calls taking the inline form do not pay
+// for this one's frame (a descriptor with a std::string) on the way in and out.
+[[gnu::noinline]] void run_general(TeamImpl& team, int me, const Call& user_call) {
   CallDescriptor d;
   d.call = user_call;
   // Built-in ops on built-in types use the kernels compiled into the library.
@@ -367,6 +370,13 @@ void run_collective(TeamImpl& team, int me, const Call& user_call) {
       if (team.processes() == 1) return run_sliced(team, me, std::move(d));
       return run_across_processes(team, me, std::move(d), algorithm);
   }
+}
+
+}  // namespace
+
+void run_collective(TeamImpl& team, int me, const Call& user_call) {
+  if (team.inline_enabled(user_call.collective) && run_flat_inline(team, me, user_call)) return;
+  run_general(team, me, user_call);
 }
 
 }  // namespace tlc::detail

@@ -51,15 +51,20 @@ bool plainly_valid(const Call& c, int rank, int size) {
 }
 
 // out = payloads of threads [0, last) folded in rank order.
-void fold(const TeamImpl& team, int parity, int last, CombineFn combine, const Call& c,
-          std::size_t count, void* out) {
-  const std::size_t bytes = count * c.type.size;
-  if (last <= 0 || bytes == 0) return;
-  alignas(16) std::byte acc[inline_capacity];
-  copy_small(acc, team.inline_payload(0, parity), bytes);
-  for (int t = 1; t < last; ++t)
-    combine(c.op_object, acc, team.inline_payload(t, parity), count, false);
-  copy_small(out, acc, bytes);
+void fold(const TeamImpl& team, int parity, int last, LineFoldFn fold_lines, std::size_t count,
+          void* out) {
+  if (last <= 0 || count == 0) return;
+  fold_lines(team.inline_payload(0, parity), TeamImpl::inline_payload_stride, last, count, out);
+}
+
+// builtin_line_fold(op, type), remembered per thread for the last (op, type) it was asked for.
+LineFoldFn line_fold_for(TeamImpl& team, int me, const Call& c) {
+  const std::uint64_t key = 1 | std::uint64_t{static_cast<std::uint8_t>(c.op)} << 8 |
+                            std::uint64_t{static_cast<std::uint8_t>(c.type.type_class)} << 16 |
+                            std::uint64_t{c.type.size} << 32;
+  ThreadSlot::InlineFold& memo = team.inline_fold(me);
+  if (memo.key != key) memo = {key, builtin_line_fold(c.op, c.type)};
+  return memo.fn;
 }
 
 }  // namespace
@@ -83,36 +88,38 @@ bool run_flat_inline(TeamImpl& team, int me, const Call& c) {
   }
   if (count > inline_capacity || count * c.type.size > inline_capacity) return false;
   const bool reduction = c.collective != Collective::barrier && c.collective != Collective::bcast;
-  const CombineFn combine = reduction ? builtin_combine(c.op, c.type) : nullptr;
+  const LineFoldFn combine = reduction ? line_fold_for(team, me, c) : nullptr;
   if (reduction && !combine) return false;
 
   const int rank = team.global_rank(me);
-  std::string why;
-  if (!plainly_valid(c, rank, team.size())) why = check_arguments(c, rank, team.size());
-  const CallFingerprint f = fingerprint_of(c, count, !why.empty());
   const bool root = c.root == rank;
   const std::size_t bytes = count * c.type.size;
+  if (!plainly_valid(c, rank, team.size())) {
+    // Rare: build the message only here, off the path of valid calls.
+    if (std::string why = check_arguments(c, rank, team.size()); !why.empty())
+      team.fail_inline(me, fingerprint_of(c, count, true), why);
+  }
   // bcast: only the root's line carries data (its buffer); reductions carry the send buffer
   // (the receive buffer in place, where the two are the same).
-  const void* data = c.collective == Collective::bcast ? c.recv : c.send;
-  const bool carries = !f.invalid && (c.collective != Collective::bcast || root);
-  const int parity = team.begin_inline(me, f, data, carries ? bytes : 0, &why);
+  const bool bcast = c.collective == Collective::bcast;
+  const int parity = team.begin_inline(me, fingerprint_of(c, count, false), bcast ? c.recv : c.send,
+                                       !bcast || root ? bytes : 0);
 
   switch (c.collective) {
     case Collective::bcast:
       if (!root) copy_small(c.recv, team.inline_payload(c.root - team.first_rank(), parity), bytes);
       break;
     case Collective::reduce:
-      if (root) fold(team, parity, team.threads(), combine, c, count, c.recv);
+      if (root) fold(team, parity, team.threads(), combine, count, c.recv);
       break;
     case Collective::allreduce:
-      fold(team, parity, team.threads(), combine, c, count, c.recv);
+      fold(team, parity, team.threads(), combine, count, c.recv);
       break;
     case Collective::scan:
-      fold(team, parity, me + 1, combine, c, count, c.recv);
+      fold(team, parity, me + 1, combine, count, c.recv);
       break;
     case Collective::exscan:
-      fold(team, parity, me, combine, c, count, c.recv);
+      fold(team, parity, me, combine, count, c.recv);
       break;
     default:
       break;

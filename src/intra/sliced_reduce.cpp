@@ -23,43 +23,67 @@ constexpr std::size_t chunk_bytes = 8192;
 // the same type), but compiled here with restrict pointers so the loop vectorises regardless
 // of the flags the application uses.
 template <class T, class Op>
-void kernel(const void*, void* inout_bytes, const void* in_bytes, std::size_t n, bool in_is_lower) {
-  T* __restrict inout = static_cast<T*>(inout_bytes);
-  const T* __restrict in = static_cast<const T*>(in_bytes);
-  const Op op{};
-  if (in_is_lower) {
-    for (std::size_t i = 0; i < n; ++i) inout[i] = static_cast<T>(op(in[i], inout[i]));
-  } else {
-    for (std::size_t i = 0; i < n; ++i) inout[i] = static_cast<T>(op(inout[i], in[i]));
+struct Combine {
+  static void fn(const void*, void* inout_bytes, const void* in_bytes, std::size_t n,
+                 bool in_is_lower) {
+    T* __restrict inout = static_cast<T*>(inout_bytes);
+    const T* __restrict in = static_cast<const T*>(in_bytes);
+    const Op op{};
+    if (in_is_lower) {
+      for (std::size_t i = 0; i < n; ++i) inout[i] = static_cast<T>(op(in[i], inout[i]));
+    } else {
+      for (std::size_t i = 0; i < n; ++i) inout[i] = static_cast<T>(op(inout[i], in[i]));
+    }
   }
-}
+};
 
-template <class T>
-CombineFn arithmetic_kernel(BuiltinOp op) noexcept {
+// Combine::fn applied to line 1, 2, ... in turn, in one call (see builtin_line_fold).
+template <class T, class Op>
+struct LineFold {
+  static void fn(const std::byte* first, std::size_t stride, int lines, std::size_t n, void* out) {
+    // Element by element through memcpy of one element: lines are only 8-byte aligned.
+    const Op op{};
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::byte* at = first + i * sizeof(T);
+      T acc;
+      std::memcpy(&acc, at, sizeof(T));
+      for (int t = 1; t < lines; ++t) {
+        T in;
+        std::memcpy(&in, at + static_cast<std::size_t>(t) * stride, sizeof(T));
+        acc = static_cast<T>(op(acc, in));
+      }
+      std::memcpy(static_cast<std::byte*>(out) + i * sizeof(T), &acc, sizeof(T));
+    }
+  }
+};
+
+// Kind<T, Op>::fn for the built-in op `op` on arithmetic type T; nullptr where MPI has no such op.
+template <class T, template <class, class> class Kind>
+auto arithmetic_kernel(BuiltinOp op) noexcept -> decltype(&Kind<T, std::plus<>>::fn) {
   switch (op) {
     case BuiltinOp::sum:
-      return &kernel<T, std::plus<>>;
+      return &Kind<T, std::plus<>>::fn;
     case BuiltinOp::prod:
-      return &kernel<T, std::multiplies<>>;
+      return &Kind<T, std::multiplies<>>::fn;
     case BuiltinOp::min:
-      return &kernel<T, tlc::min>;
+      return &Kind<T, tlc::min>::fn;
     case BuiltinOp::max:
-      return &kernel<T, tlc::max>;
+      return &Kind<T, tlc::max>::fn;
     case BuiltinOp::land:
-      return &kernel<T, std::logical_and<>>;
+      return &Kind<T, std::logical_and<>>::fn;
     case BuiltinOp::lor:
-      return &kernel<T, std::logical_or<>>;
+      return &Kind<T, std::logical_or<>>::fn;
     default:
       break;
   }
   if constexpr (std::is_integral_v<T>) {
     switch (op) {
       case BuiltinOp::band:
-        return &kernel<T, std::bit_and<>>;
+        return &Kind<T, std::bit_and<>>::fn;
       case BuiltinOp::bor:
-        return &kernel<T, std::bit_or<>>;
+        return &Kind<T, std::bit_or<>>::fn;
       case BuiltinOp::bxor:
-        return &kernel<T, std::bit_xor<>>;
+        return &Kind<T, std::bit_xor<>>::fn;
       default:
         break;
     }
@@ -67,10 +91,59 @@ CombineFn arithmetic_kernel(BuiltinOp op) noexcept {
   return nullptr;
 }
 
-template <class T>
-CombineFn complex_kernel(BuiltinOp op) noexcept {
-  if (op == BuiltinOp::sum) return &kernel<T, std::plus<>>;
-  if (op == BuiltinOp::prod) return &kernel<T, std::multiplies<>>;
+template <class T, template <class, class> class Kind>
+auto complex_kernel(BuiltinOp op) noexcept -> decltype(&Kind<T, std::plus<>>::fn) {
+  if (op == BuiltinOp::sum) return &Kind<T, std::plus<>>::fn;
+  if (op == BuiltinOp::prod) return &Kind<T, std::multiplies<>>::fn;
+  return nullptr;
+}
+
+// The Kind kernel for a built-in op on a built-in type, or nullptr.
+template <template <class, class> class Kind>
+auto builtin_kernel(BuiltinOp op, TypeInfo type) noexcept -> decltype(&Kind<int, std::plus<>>::fn) {
+  if (op == BuiltinOp::none) return nullptr;
+  switch (type.type_class) {
+    case TypeClass::signed_integer:
+      switch (type.size) {
+        case 1:
+          return arithmetic_kernel<std::int8_t, Kind>(op);
+        case 2:
+          return arithmetic_kernel<std::int16_t, Kind>(op);
+        case 4:
+          return arithmetic_kernel<std::int32_t, Kind>(op);
+        case 8:
+          return arithmetic_kernel<std::int64_t, Kind>(op);
+      }
+      break;
+    case TypeClass::unsigned_integer:
+      switch (type.size) {
+        case 1:
+          return arithmetic_kernel<std::uint8_t, Kind>(op);
+        case 2:
+          return arithmetic_kernel<std::uint16_t, Kind>(op);
+        case 4:
+          return arithmetic_kernel<std::uint32_t, Kind>(op);
+        case 8:
+          return arithmetic_kernel<std::uint64_t, Kind>(op);
+      }
+      break;
+    case TypeClass::floating:
+      if (type.size == sizeof(float)) return arithmetic_kernel<float, Kind>(op);
+      if (type.size == sizeof(double)) return arithmetic_kernel<double, Kind>(op);
+      if (type.size == sizeof(long double)) return arithmetic_kernel<long double, Kind>(op);
+      break;
+    case TypeClass::complex_floating:
+      if (type.size == sizeof(std::complex<float>))
+        return complex_kernel<std::complex<float>, Kind>(op);
+      if (type.size == sizeof(std::complex<double>))
+        return complex_kernel<std::complex<double>, Kind>(op);
+      if (type.size == sizeof(std::complex<long double>))
+        return complex_kernel<std::complex<long double>, Kind>(op);
+      break;
+    case TypeClass::boolean:  // bool arithmetic goes through the caller's template
+    case TypeClass::opaque:
+      break;
+  }
   return nullptr;
 }
 
@@ -120,49 +193,11 @@ Slice slice_of(std::size_t count, std::size_t element_size, int part, int parts)
 }
 
 CombineFn builtin_combine(BuiltinOp op, TypeInfo type) noexcept {
-  if (op == BuiltinOp::none) return nullptr;
-  switch (type.type_class) {
-    case TypeClass::signed_integer:
-      switch (type.size) {
-        case 1:
-          return arithmetic_kernel<std::int8_t>(op);
-        case 2:
-          return arithmetic_kernel<std::int16_t>(op);
-        case 4:
-          return arithmetic_kernel<std::int32_t>(op);
-        case 8:
-          return arithmetic_kernel<std::int64_t>(op);
-      }
-      break;
-    case TypeClass::unsigned_integer:
-      switch (type.size) {
-        case 1:
-          return arithmetic_kernel<std::uint8_t>(op);
-        case 2:
-          return arithmetic_kernel<std::uint16_t>(op);
-        case 4:
-          return arithmetic_kernel<std::uint32_t>(op);
-        case 8:
-          return arithmetic_kernel<std::uint64_t>(op);
-      }
-      break;
-    case TypeClass::floating:
-      if (type.size == sizeof(float)) return arithmetic_kernel<float>(op);
-      if (type.size == sizeof(double)) return arithmetic_kernel<double>(op);
-      if (type.size == sizeof(long double)) return arithmetic_kernel<long double>(op);
-      break;
-    case TypeClass::complex_floating:
-      if (type.size == sizeof(std::complex<float>)) return complex_kernel<std::complex<float>>(op);
-      if (type.size == sizeof(std::complex<double>))
-        return complex_kernel<std::complex<double>>(op);
-      if (type.size == sizeof(std::complex<long double>))
-        return complex_kernel<std::complex<long double>>(op);
-      break;
-    case TypeClass::boolean:  // bool arithmetic goes through the caller's template
-    case TypeClass::opaque:
-      break;
-  }
-  return nullptr;
+  return builtin_kernel<Combine>(op, type);
+}
+
+LineFoldFn builtin_line_fold(BuiltinOp op, TypeInfo type) noexcept {
+  return builtin_kernel<LineFold>(op, type);
 }
 
 void reduce_slice_to_all(std::span<const void* const> inputs, std::span<void* const> outputs,

@@ -319,18 +319,16 @@ TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d, bool carry) {
   return {this, parity};
 }
 
-int TeamImpl::begin_inline(int me, const CallFingerprint& f, const void* data, std::size_t bytes,
-                           const std::string* why) {
+void TeamImpl::fail_inline(int me, const CallFingerprint& f, const std::string& why) {
   waiter_.throw_if_aborted();
   ThreadSlot& s = slot(me);
   const std::uint64_t k = ++s.calls;
   const int parity = static_cast<int>(k & 1);
-  BeginLine& line = s.begun[parity];
-  line.fingerprint = f;
-  copy_small(line.payload, data, std::min(bytes, inline_capacity));
-  if (f.invalid) s.published[parity].invalid = why ? *why : "invalid arguments";
-  begin_step(s, k);
-  return parity;
+  s.begun[parity].fingerprint = f;
+  s.published[parity].invalid = why;
+  begin_step(s, k);  // throws: this thread's fingerprint is invalid
+  throw Error(Errc::invalid_argument,
+              std::string("tlc ") + to_string(static_cast<Collective>(f.collective)) + ": " + why);
 }
 
 // Wrong arguments first (the lowest such thread's own verdict), then disagreement: the same

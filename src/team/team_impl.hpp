@@ -30,6 +30,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <tlc/options.hpp>
@@ -37,6 +38,7 @@
 #include <tlc/topology.hpp>
 
 #include "inter/process_comm.hpp"
+#include "intra/sliced_reduce.hpp"
 #include "select/selector.hpp"
 #include "team/wait_policy.hpp"
 
@@ -77,6 +79,13 @@ struct CallFingerprint {
   std::uint64_t count = 0;  // elements per rank block, as CallDescriptor::count
   friend bool operator==(const CallFingerprint&, const CallFingerprint&) = default;
 };
+
+// Byte-wise: the fields leave no padding, so equal bytes are equal fingerprints, compared in
+// three loads instead of eight branches.
+static_assert(std::has_unique_object_representations_v<CallFingerprint>);
+inline bool same_fingerprint(const CallFingerprint& a, const CallFingerprint& b) noexcept {
+  return std::memcmp(&a, &b, sizeof(CallFingerprint)) == 0;
+}
 
 // The one definition of what both forms announce, so that agreeing threads announce alike.
 inline CallFingerprint fingerprint_of(const Call& c, std::size_t count, bool invalid) noexcept {
@@ -140,6 +149,12 @@ struct alignas(cache_line_size) ThreadSlot {
     Algorithm algorithm = Algorithm::hierarchical;
   };
   Choice choices[16];
+  // The inline form's fold kernel for the last (op, element type) this thread reduced
+  // (algo/flat_inline.cpp): looking it up again is a fifth of an 8-byte allreduce's instructions.
+  struct InlineFold {
+    std::uint64_t key = 0;  // 0: empty
+    LineFoldFn fn = nullptr;
+  } inline_fold;
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
 };
 
@@ -209,16 +224,41 @@ class TeamImpl {
   // first and published in its place.
   CallView begin_call(int me, CallDescriptor d, bool carry = false);
 
-  // The inline begin step (algo/flat_inline.cpp): writes fingerprint f and `bytes` of `data`
-  // into the caller's begin line, announces the call, waits for every thread of the process and
-  // compares the fingerprints. Returns the call parity; the lines stay readable until the
-  // caller's next begin step. A thread whose own arguments are wrong (f.invalid) must have
-  // published `why` for the others to report.
-  int begin_inline(int me, const CallFingerprint& f, const void* data, std::size_t bytes,
-                   const std::string* why = nullptr);
+  // The inline begin step (algo/flat_inline.cpp): writes fingerprint f and `bytes` (at most
+  // inline_capacity) of `data` into the caller's begin line, announces the call, waits for every
+  // thread of the process and compares the fingerprints. Returns the call parity; the lines stay
+  // readable until the caller's next begin step. Defined here so that it inlines into its one
+  // caller: this step is most of an 8-byte allreduce, and every instruction on it is on the
+  // critical path of back-to-back calls (the slow parts, waiting and reporting, stay out of line).
+  int begin_inline(int me, const CallFingerprint& f, const void* data, std::size_t bytes) {
+    waiter_.throw_if_aborted();
+    ThreadSlot& s = slot(me);
+    const std::uint64_t k = ++s.calls;
+    const int parity = static_cast<int>(k & 1);
+    BeginLine& line = s.begun[parity];
+    line.fingerprint = f;
+    copy_small(line.payload, data, bytes);
+    line.call.store(k, std::memory_order_release);
+    waiter_.notify();
+    for (int i = 0; i < threads_; ++i)
+      if (slot(i).begun[parity].call.load(std::memory_order_acquire) < k) {
+        wait_all_begun(k);
+        break;
+      }
+    // All equal to a valid f: nothing to report (check_fingerprints would find nothing).
+    for (int i = 0; i < threads_; ++i)
+      if (!same_fingerprint(slot(i).begun[parity].fingerprint, f)) check_fingerprints(parity);
+    return parity;
+  }
+  // The inline begin step of a thread whose own arguments are wrong (f.invalid): publishes `why`
+  // for the others to report, then takes the step and throws the error every thread throws.
+  [[noreturn]] void fail_inline(int me, const CallFingerprint& f, const std::string& why);
   const std::byte* inline_payload(int t, int parity) const noexcept {
     return slots_[static_cast<std::size_t>(t)].begun[parity].payload;
   }
+  // Bytes from one thread's inline payload to the next thread's.
+  static constexpr std::size_t inline_payload_stride = sizeof(ThreadSlot);
+  ThreadSlot::InlineFold& inline_fold(int me) noexcept { return slot(me).inline_fold; }
   // Whether calls of c whose data fits in a begin line take the inline form: a single process
   // and the selector choosing flat for every such size (nothing else forced).
   bool inline_enabled(Collective c) const noexcept {

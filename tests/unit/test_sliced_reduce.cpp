@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <complex>
 #include <cstdint>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -129,6 +131,56 @@ TEST(BuiltinCombine, SameResultAsHeaderTemplate) {
       nullptr);
   EXPECT_EQ(tlc::detail::builtin_combine(tlc::detail::BuiltinOp::band,
                                          tlc::detail::type_info_of<double>()),
+            nullptr);
+}
+
+// The inline form folds begin lines with builtin_line_fold; every other form combines with
+// builtin_combine's kernel, input after input. Both must give the same bits, also where rounding
+// makes the order visible (inputs here are not exact in floating point).
+template <class T, class Op>
+void line_fold_matches_combine() {
+  const auto type = tlc::detail::type_info_of<T>();
+  const auto op = tlc::detail::builtin_op<Op>::value;
+  const tlc::detail::CombineFn combine = tlc::detail::builtin_combine(op, type);
+  const tlc::detail::LineFoldFn fold = tlc::detail::builtin_line_fold(op, type);
+  ASSERT_NE(combine, nullptr);
+  ASSERT_NE(fold, nullptr);
+  constexpr std::size_t stride = 72;  // lines apart by a stride that is no multiple of T
+  constexpr std::size_t most = 32 / sizeof(T);
+  for (int lines = 1; lines <= 6; ++lines) {
+    for (std::size_t n = 1; n <= most; ++n) {
+      std::vector<std::byte> memory(stride * static_cast<std::size_t>(lines) + 64);
+      std::vector<T> acc(n), in(n);
+      for (int t = 0; t < lines; ++t) {
+        for (std::size_t i = 0; i < n; ++i)
+          in[i] = static_cast<T>(0.1 * static_cast<double>(t * 7 + static_cast<int>(i)) + 1.3);
+        std::memcpy(memory.data() + 8 + static_cast<std::size_t>(t) * stride, in.data(),
+                    n * sizeof(T));
+        if (t == 0) {
+          acc = in;
+        } else {
+          combine(nullptr, acc.data(), in.data(), n, false);
+        }
+      }
+      std::vector<T> out(n, T{});
+      fold(memory.data() + 8, stride, lines, n, out.data());
+      ASSERT_EQ(std::memcmp(out.data(), acc.data(), n * sizeof(T)), 0)
+          << lines << " lines of " << n << " elements";
+    }
+  }
+}
+
+TEST(BuiltinLineFold, BitwiseSameAsCombiningLineAfterLine) {
+  line_fold_matches_combine<double, std::plus<>>();
+  line_fold_matches_combine<float, std::plus<>>();
+  line_fold_matches_combine<double, std::multiplies<>>();
+  line_fold_matches_combine<float, tlc::min>();
+  line_fold_matches_combine<std::int8_t, std::plus<>>();
+  line_fold_matches_combine<std::uint64_t, std::bit_xor<>>();
+  line_fold_matches_combine<std::complex<double>, std::plus<>>();
+  line_fold_matches_combine<std::complex<float>, std::multiplies<>>();
+  EXPECT_EQ(tlc::detail::builtin_line_fold(tlc::detail::BuiltinOp::band,
+                                           tlc::detail::type_info_of<double>()),
             nullptr);
 }
 
