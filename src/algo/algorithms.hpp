@@ -24,10 +24,13 @@ void run_two_level(TeamImpl& team, int me, CallDescriptor d);  // algo/two_level
 // (hierarchical, full_lane or multi_sender; algo/hierarchical.cpp, algo/network_phase.cpp).
 void run_across_processes(TeamImpl& team, int me, CallDescriptor d, Algorithm algorithm);
 
-// Bcast, reduce, allreduce, scan and exscan across processes in chunks of the team's
-// pipeline_chunk_bytes(), the intra-process phases of one chunk overlapping the network phase of
-// the previous one (algo/pipelined.cpp). pipelines() answers the same on every process.
-bool pipelines(const TeamImpl& team, Collective c, std::size_t bytes, Algorithm algorithm);
+// Bcast, reduce, allreduce, scan, exscan (algo/pipelined.cpp) and allgather, gather, scatter,
+// alltoall, reduce_scatter_block (algo/pipelined_movers.cpp) across processes in chunks of the
+// team's pipeline_chunk_bytes(), the intra-process phases of one chunk overlapping the network
+// phase of the previous one. pipelines() (count: elements per rank block) answers the same on
+// every process.
+bool pipelines(const TeamImpl& team, Collective c, std::size_t count, std::size_t element_size,
+               Algorithm algorithm);
 void run_pipelined(TeamImpl& team, int me, const TeamImpl::CallView& view, Algorithm algorithm);
 
 // Whether two byte ranges share a byte (empty ranges share none).

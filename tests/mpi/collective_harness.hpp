@@ -51,14 +51,41 @@ struct Setup {
   }
 };
 
-// The collectives that pipeline large buffers across processes (src/algo/pipelined.cpp). With
-// the default 1 MiB chunk the sweep's sizes stay below two chunks; a 4 KiB chunk pipelines
-// 4099 elements and more, in up to a few hundred chunks.
+// The collectives that pipeline large buffers across processes (src/algo/pipelined.cpp and,
+// the movers, src/algo/pipelined_movers.cpp). With the default 1 MiB chunk the sweep's sizes
+// stay below two chunks; a 4 KiB chunk pipelines 4099 elements and more, in up to a few hundred
+// chunks. A mover's chunk holds a piece of every rank's block (chunk bytes / ranks per rank), so
+// the movers get 256 KiB: the large size then runs in 13 to 49 chunks, 4099 elements in two on
+// 16 ranks.
 inline bool pipelines(Collective c) {
-  return c == Collective::bcast || c == Collective::reduce || c == Collective::allreduce ||
-         c == Collective::scan || c == Collective::exscan;
+  switch (c) {
+    case Collective::bcast:
+    case Collective::reduce:
+    case Collective::allreduce:
+    case Collective::scan:
+    case Collective::exscan:
+    case Collective::allgather:
+    case Collective::gather:
+    case Collective::scatter:
+    case Collective::alltoall:
+    case Collective::reduce_scatter_block:
+      return true;
+    default:
+      return false;
+  }
 }
-inline constexpr std::size_t small_chunk = 4096;
+inline std::size_t small_chunk(Collective c) {
+  switch (c) {
+    case Collective::allgather:
+    case Collective::gather:
+    case Collective::scatter:
+    case Collective::alltoall:
+    case Collective::reduce_scatter_block:
+      return 256 * 1024;
+    default:
+      return 4096;
+  }
+}
 
 inline const std::size_t large_single = (std::size_t{1} << 20) + 3;  // one process
 inline const std::size_t large_multi = 100003;                       // several processes
@@ -88,7 +115,7 @@ inline std::vector<Setup> setups_unfiltered(Collective c, Algorithms which) {
     for (const auto& a : tlc::algorithms()) {
       if (a.collective != c || a.single_process || a.name == "hierarchical") continue;
       for (int lanes = 1; lanes <= 4; ++lanes) all.push_back({a.name, lanes, false});
-      if (a.name == "full_lane" && pipelines(c)) all.push_back({a.name, 3, false, small_chunk});
+      if (a.name == "full_lane" && pipelines(c)) all.push_back({a.name, 3, false, small_chunk(c)});
     }
     return all;
   }
@@ -100,7 +127,7 @@ inline std::vector<Setup> setups_unfiltered(Collective c, Algorithms which) {
     numa_aware = numa_aware || a.name == "two_level";
   }
   all.push_back({"", single ? 1 : 2, false});
-  if (!single && pipelines(c)) all.push_back({"hierarchical", 1, false, small_chunk});
+  if (!single && pipelines(c)) all.push_back({"hierarchical", 1, false, small_chunk(c)});
   // The selector on a machine with several NUMA domains too, where it has two_level to choose.
   if (single && numa_aware) all.push_back({"", 1, true});
   return all;
