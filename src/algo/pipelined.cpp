@@ -60,11 +60,11 @@ bool pipelines(const TeamImpl& team, Collective c, std::size_t count, std::size_
   if (algorithm == Algorithm::hierarchical && team.shape().equal_processes && team.threads() == 1)
     return false;
   if (pipelinable(c)) {
-    if (c == Collective::bcast && !team.pipeline_copies()) return false;
+    if (c == Collective::bcast && !team.pipeline_movers()) return false;
     return count * element_size >= 2 * team.pipeline_chunk_bytes();
   }
   if (!pipelinable_mover(c)) return false;
-  if (c != Collective::reduce_scatter_block && !team.pipeline_copies()) return false;
+  if (!team.pipeline_movers()) return false;
   return count >= 2 * Pipeline::chunk_elements(team, element_size, algorithm,
                                                static_cast<std::size_t>(team.size()));
 }

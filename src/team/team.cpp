@@ -187,12 +187,14 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
                 "tlc: processes asked for different pipeline chunk sizes; set "
                 "TeamOptions::pipeline_chunk_bytes or TLC_PIPELINE_CHUNK the same everywhere");
   if (pipeline_chunk_asked_) pipeline_chunk_bytes_ = pipeline_chunk_asked_;
-  // A pipelined bcast (or allgather, gather, scatter, alltoall) overlaps the threads' copies of
-  // chunk i with the network step of chunk i+1, which needs cores to spare; on an
-  // oversubscribed node it only adds a handoff per chunk (bcast at 2 processes x 2 threads on 2
-  // cores: 1.7x-1.9x slower at 16-64 MiB, docs/benchmarks-inter.md). By default these pipeline
-  // only where no node is oversubscribed.
-  pipeline_copies_ = pipeline_chunk_asked_ != 0 || comm_->allreduce_max(oversubscribed ? 1 : 0) == 0;
+  // A pipelined bcast (or allgather, gather, scatter, alltoall, reduce_scatter_block) overlaps
+  // the threads' copies of chunk i with the network step of chunk i+1, which needs cores to
+  // spare; on an oversubscribed node it mostly adds a handoff per chunk (2 processes x 2 threads
+  // on 2 cores: bcast 1.7x-1.9x slower at 16-64 MiB, alltoall 1.2x-1.5x, reduce_scatter_block
+  // 1.1x-1.3x at 4-8 MiB, docs/benchmarks-inter.md). By default these pipeline only where no
+  // node is oversubscribed.
+  pipeline_movers_ =
+      pipeline_chunk_asked_ != 0 || comm_->allreduce_max(oversubscribed ? 1 : 0) == 0;
   for (int l = 0; l < lane_count; ++l) {
     lanes_.push_back(std::make_unique<ProcessComm>(comm_->get(), /*lane=*/true));
     lanes_.back()->set_polite(oversubscribed);

@@ -305,9 +305,9 @@ class TeamImpl {
   std::uint64_t& pipeline_chunks(int me) noexcept { return slot(me).chunks; }
   // Bytes per lane of a pipeline chunk (TeamOptions::pipeline_chunk_bytes), equal everywhere.
   std::size_t pipeline_chunk_bytes() const noexcept { return pipeline_chunk_bytes_; }
-  // Whether the collectives that only copy inside a process (bcast, allgather, gather, scatter,
-  // alltoall) pipeline too: a chunk size was asked for, or no node is oversubscribed.
-  bool pipeline_copies() const noexcept { return pipeline_copies_; }
+  // Whether bcast and the movers (allgather, gather, scatter, alltoall, reduce_scatter_block)
+  // pipeline too: a chunk size was asked for, or no node is oversubscribed.
+  bool pipeline_movers() const noexcept { return pipeline_movers_; }
 
   // Team-owned staging buffer of the inter-process phase. grow_staging is itself a step: all
   // threads call it with the same byte count right after begin_call.
@@ -351,7 +351,7 @@ class TeamImpl {
   std::size_t staging_capacity_ = 0;
   std::size_t pipeline_chunk_asked_ = 0;  // 0: not asked for
   std::size_t pipeline_chunk_bytes_ = std::size_t{1} << 20;
-  bool pipeline_copies_ = true;
+  bool pipeline_movers_ = true;
 
   // Worker pool for run(): started on first use, so attach-only programs have no idle threads.
   std::vector<std::thread> workers_;
