@@ -50,9 +50,9 @@ struct TeamOptions {
   std::optional<Topology> topology;
   // Chunk of the pipelined collectives across processes (bcast, reduce, allreduce, scan,
   // exscan of at least two chunks per rank; allgather, gather, scatter, alltoall,
-  // reduce_scatter_block of at least two chunks over all ranks): the intra-process phases of one
-  // chunk overlap the network phase of the previous one. Bytes per lane, 4 KiB to 1 GiB; the
-  // same on every process. 0: TLC_PIPELINE_CHUNK, else 1 MiB, and then bcast, allgather,
+  // reduce_scatter_block whose rank blocks together hold two chunks per lane): the intra-process
+  // phases of one chunk overlap the network phase of the previous one. Bytes per lane, 4 KiB to 1
+  // GiB; the same on every process. 0: TLC_PIPELINE_CHUNK, else 1 MiB, and then bcast, allgather,
   // gather, scatter, alltoall and reduce_scatter_block pipeline only where no node is
   // oversubscribed (measured: without cores to spare they lose).
   std::size_t pipeline_chunk_bytes = 0;
