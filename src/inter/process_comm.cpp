@@ -193,6 +193,13 @@ int ProcessComm::allreduce_max(int value) {
   return result;
 }
 
+void ProcessComm::allreduce_max(std::span<int> values) {
+  auto lock = serialize();
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT,
+                          MPI_MAX, comm_),
+            "MPI_Allreduce");
+}
+
 void ProcessComm::agree_or_throw(const std::string& local_error, int local_code) {
   const int failed_here = local_error.empty() ? size_ : rank_;
   int first_failed = failed_here;

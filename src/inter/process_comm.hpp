@@ -32,6 +32,9 @@ class ProcessComm {
 
   std::vector<int> allgather(int value);
   int allreduce_max(int value);
+  // In place: every value becomes its maximum over the processes (one MPI call for several
+  // agreements; pass -x as well to get the minimum of x).
+  void allreduce_max(std::span<int> values);
   // Collective: if any process passes a non-empty message, every process throws; processes
   // with their own message throw it, the others name the first failing process. Keeps a
   // failure on one process from leaving the others blocked in the next collective.

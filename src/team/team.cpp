@@ -171,18 +171,22 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   const bool oversubscribed = threads_ > topology_.pus() || node_threads > node_pus;
   waiter_.set_tuning(wait_tuning(timeout_seconds, oversubscribed));
   comm_->set_polite(oversubscribed);
+  // What every process must agree on, in one MPI call: each value and its negation give the
+  // largest and the smallest over the processes.
+  const int chunk = static_cast<int>(pipeline_chunk_asked_);  // at most 1 GiB
+  int agreed[] = {lanes(), -lanes(), chunk, -chunk, oversubscribed ? 1 : 0};
+  comm_->allreduce_max(agreed);
   // Lanes are made once, one after another in the same order on every process (DESIGN
   // section 5). Every process needs the same number: the lane collectives pair them up.
-  const int lane_count = comm_->allreduce_max(lanes());
-  const int fewest = -comm_->allreduce_max(-lanes());
+  const int lane_count = agreed[0];
+  const int fewest = -agreed[1];
   if (lane_count != fewest)  // every process sees the same two numbers and throws alike
     throw Error(Errc::invalid_argument,
                 "tlc: processes asked for different lane counts (from " + std::to_string(fewest) +
                     " to " + std::to_string(lane_count) +
                     "); set TeamOptions::lanes or TLC_LANES the same everywhere");
   // The chunks of a pipelined collective are MPI calls that pair up across processes.
-  const int chunk = static_cast<int>(pipeline_chunk_asked_);  // at most 1 GiB
-  if (comm_->allreduce_max(chunk) != -comm_->allreduce_max(-chunk))
+  if (agreed[2] != -agreed[3])
     throw Error(Errc::invalid_argument,
                 "tlc: processes asked for different pipeline chunk sizes; set "
                 "TeamOptions::pipeline_chunk_bytes or TLC_PIPELINE_CHUNK the same everywhere");
@@ -193,8 +197,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   // on 2 cores: bcast 1.7x-1.9x slower at 16-64 MiB, alltoall 1.2x-1.5x, reduce_scatter_block
   // 1.1x-1.3x at 4-8 MiB, docs/benchmarks-inter.md). By default these pipeline only where no
   // node is oversubscribed.
-  pipeline_movers_ =
-      pipeline_chunk_asked_ != 0 || comm_->allreduce_max(oversubscribed ? 1 : 0) == 0;
+  pipeline_movers_ = pipeline_chunk_asked_ != 0 || agreed[4] == 0;
   for (int l = 0; l < lane_count; ++l) {
     lanes_.push_back(std::make_unique<ProcessComm>(comm_->get(), /*lane=*/true));
     lanes_.back()->set_polite(oversubscribed);
