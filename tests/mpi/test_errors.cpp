@@ -239,6 +239,25 @@ TEST(Errors, PipelineChunkOutOfRangeOrDifferent) {
   EXPECT_NO_THROW(tlc::Team(MPI_COMM_WORLD, o));
 }
 
+// Lanes pair up across processes: different lane counts fail on every process, with both
+// numbers, and the team construction after them still works (nothing left half-agreed).
+TEST(Errors, DifferentLaneCountsFailEverywhere) {
+  if (world_size() == 1) GTEST_SKIP() << "needs several processes";
+  tlc::TeamOptions o = test_options(1);
+  o.lanes = 1 + world_rank() % 2;
+  try {
+    tlc::Team team(MPI_COMM_WORLD, o);
+    ADD_FAILURE() << "different lane counts accepted";
+  } catch (const tlc::Error& e) {
+    EXPECT_EQ(e.code(), tlc::Errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("different lane counts (from 1 to 2)"),
+              std::string::npos)
+        << e.what();
+  }
+  o.lanes = 2;
+  EXPECT_NO_THROW(tlc::Team(MPI_COMM_WORLD, o));
+}
+
 // A garbage variable on one process only: that process names it, the others fail too (a hang
 // before TLC_TIMEOUT was read inside the agreed part of team construction).
 TEST(Errors, BadTimeoutVariableOnOneProcessFailsEverywhere) {
