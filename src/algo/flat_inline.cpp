@@ -8,14 +8,17 @@
 //      announces the call there with one release store: one cache line leaves each core.
 //   2. It waits until every line announces the call, compares the fingerprints (bad or
 //      disagreeing arguments throw here, on every thread, before any output is written) and
-//      computes its own output from the lines: a fold in rank order with the same kernel and
-//      order as flat (bitwise the same results), or a copy of the root's line (bcast).
+//      computes its own output from the lines: a fold in rank order, one call of
+//      builtin_line_fold's kernel over all lines (the same arithmetic and order as flat's
+//      combine kernel, so bitwise the same results), or a copy of the root's line (bcast).
 //   No closing rendezvous: readers never touch the callers' buffers, and a line is rewritten only
 //   at its owner's call k+2, which needs every reader's call k+1 announcement first.
 // Cost: one rendezvous of T cache lines (alpha_sync) + T*n bytes read from other cores; no
 // descriptor, no selector, no allocation. The general path costs several times that for the
 // same bytes (it publishes a ~200-byte descriptor per thread and checks them all), which is the
-// whole of an 8-byte allreduce's time.
+// whole of an 8-byte allreduce's time. Every instruction here is on the critical path of
+// back-to-back calls, so the begin step is inlined (team_impl.hpp) and nothing on the path of
+// valid calls builds a string or looks a kernel up more than once per thread and (op, type).
 //
 // Every thread takes this form or none of them does: the decision depends only on what the
 // fingerprint holds (collective, element type, op, count) and on the team. A thread whose
@@ -88,8 +91,8 @@ bool run_flat_inline(TeamImpl& team, int me, const Call& c) {
   }
   if (count > inline_capacity || count * c.type.size > inline_capacity) return false;
   const bool reduction = c.collective != Collective::barrier && c.collective != Collective::bcast;
-  const LineFoldFn combine = reduction ? line_fold_for(team, me, c) : nullptr;
-  if (reduction && !combine) return false;
+  const LineFoldFn fold_lines = reduction ? line_fold_for(team, me, c) : nullptr;
+  if (reduction && !fold_lines) return false;
 
   const int rank = team.global_rank(me);
   const bool root = c.root == rank;
@@ -110,16 +113,16 @@ bool run_flat_inline(TeamImpl& team, int me, const Call& c) {
       if (!root) copy_small(c.recv, team.inline_payload(c.root - team.first_rank(), parity), bytes);
       break;
     case Collective::reduce:
-      if (root) fold(team, parity, team.threads(), combine, count, c.recv);
+      if (root) fold(team, parity, team.threads(), fold_lines, count, c.recv);
       break;
     case Collective::allreduce:
-      fold(team, parity, team.threads(), combine, count, c.recv);
+      fold(team, parity, team.threads(), fold_lines, count, c.recv);
       break;
     case Collective::scan:
-      fold(team, parity, me + 1, combine, count, c.recv);
+      fold(team, parity, me + 1, fold_lines, count, c.recv);
       break;
     case Collective::exscan:
-      fold(team, parity, me, combine, count, c.recv);
+      fold(team, parity, me, fold_lines, count, c.recv);
       break;
     default:
       break;
