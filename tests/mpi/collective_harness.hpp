@@ -92,8 +92,11 @@ inline const std::size_t large_multi = 100003;                       // several 
 
 inline bool is_large(std::size_t n) { return n > 4099; }
 
+// Across processes also 2 and 3: L - 1 for 3 and 4 lanes (0 and 1 cover 1 and 2), so that
+// some lanes carry nothing.
 inline std::vector<std::size_t> sweep_sizes() {
-  return {0, 1, 7, 4099, world_size() == 1 ? large_single : large_multi};
+  if (world_size() == 1) return {0, 1, 7, 4099, large_single};
+  return {0, 1, 2, 3, 7, 4099, large_multi};
 }
 
 // Which algorithms a sweep forces in turn.

@@ -1,9 +1,10 @@
 // Data-moving collectives (barrier, bcast, allgather(v), gather(v), scatter(v), alltoall(v))
 // checked element by element against the sequential references of reference.hpp: every
 // algorithm forced in turn, 1..6 threads on one process and uneven shapes across processes,
-// sizes 0, 1, 7, 4099 and a large one, every root (the first and last for the large size),
-// in-place and not, 8-, 4- and 3-byte elements. Buffers a collective must not write (gaps
-// between v-blocks, a non-root's receive buffer) are checked to keep their contents.
+// sizes 0, 1, 7, 4099 and a large one (across processes also 2 and 3), every root (the first
+// and last for the large size), in-place and not, 8-, 4- and 3-byte elements. Buffers a
+// collective must not write (gaps between v-blocks, a non-root's receive buffer) are checked to
+// keep their contents.
 #include <chrono>
 #include <complex>
 #include <cstdint>

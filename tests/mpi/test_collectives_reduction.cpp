@@ -1,12 +1,12 @@
 // Reductions (reduce, allreduce, reduce_scatter_block, scan, exscan) checked element by element
 // against the sequential references of reference.hpp: every algorithm forced in turn (two_level
 // on a synthetic machine with several NUMA domains), 1..6 threads on one process and uneven
-// shapes across processes, sizes 0, 1, 7, 4099 and a large one, every root, in-place and not,
-// built-in ops on arithmetic and complex types, bitwise and logical ops, a commutative user op,
-// and non-commutative user ops (a struct op and a lambda) whose result depends on rank order.
-// Inputs are small integers, so floating-point sums and products are exact in any order.
-// Buffers the call must not write (a non-root's receive buffer, rank 0's exscan output) are
-// checked to keep their contents.
+// shapes across processes, sizes 0, 1, 7, 4099 and a large one (across processes also 2 and
+// 3), every root, in-place and not, built-in ops on arithmetic and complex types, bitwise and
+// logical ops, a commutative user op, and non-commutative user ops (a struct op and a lambda) whose
+// result depends on rank order. Inputs are small integers, so floating-point sums and products are
+// exact in any order. Buffers the call must not write (a non-root's receive buffer, rank 0's exscan
+// output) are checked to keep their contents.
 #include <complex>
 #include <cstdint>
 #include <cstring>
