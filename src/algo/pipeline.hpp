@@ -66,7 +66,6 @@ class Pipeline {
         1, team.pipeline_chunk_bytes() * lanes / (element_size * std::max<std::size_t>(1, pieces)));
   }
   std::size_t chunk_elements() const noexcept { return chunk_; }
-  std::size_t chunks() const noexcept { return chunks_; }
   int lanes() const noexcept { return lanes_; }
   // The part of chunk i that lane l carries (elements relative to the chunk); the network
   // callback gets the parts of the lanes this thread drives.

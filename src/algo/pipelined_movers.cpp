@@ -116,6 +116,8 @@ class MoverPipeline {
     return team_.staging();
   }
   std::byte* region(std::size_t i) const { return team_.staging() + (i % 2) * region_bytes_; }
+  // Region i as N rank pieces per lane part (allgather, gather, scatter).
+  Packed rank_packed(std::size_t i) const { return {region(i), N_, e_}; }
   std::size_t chunk_bytes() const { return pipe_.chunk_elements() * e_; }
   // Byte offset of lane part `part` of chunk i inside a rank block.
   std::size_t at(std::size_t i, Slice part) const { return pipe_.offset(i) + part.begin * e_; }
@@ -151,15 +153,15 @@ class MoverPipeline {
 
   void allgather() {
     regions(N_ * chunk_bytes());
-    auto packed = [&](std::size_t i) { return Packed{region(i), N_, e_}; };
     thread_local PartLayout layout;
-    pipe_.run([&](std::size_t i) { pack_local(i, packed(i)); },
+    pipe_.run([&](std::size_t i) { pack_local(i, rank_packed(i)); },
               [&](std::size_t i, ProcessComm& comm, Slice part) {
                 layout.build(team_, part.size() * e_, 1);
-                comm.allgatherv_in_place(packed(i).piece(part, 0), layout.bytes, layout.displs);
+                comm.allgatherv_in_place(rank_packed(i).piece(part, 0), layout.bytes,
+                                         layout.displs);
               },
               [&](std::size_t i) {
-                unpack_all(i, packed(i), static_cast<std::byte*>(c_.recv),
+                unpack_all(i, rank_packed(i), static_cast<std::byte*>(c_.recv),
                            c_.in_place ? my_rank() : none);
               },
               false);
@@ -167,14 +169,13 @@ class MoverPipeline {
 
   void gather() {
     regions(N_ * chunk_bytes());
-    auto packed = [&](std::size_t i) { return Packed{region(i), N_, e_}; };
     const int root_process = team_.process_of(c_.root);
     const bool here = root_process == team_.process();
     const bool root = static_cast<std::size_t>(c_.root) == my_rank();
     thread_local PartLayout layout;
-    pipe_.run([&](std::size_t i) { pack_local(i, packed(i)); },
+    pipe_.run([&](std::size_t i) { pack_local(i, rank_packed(i)); },
               [&](std::size_t i, ProcessComm& comm, Slice part) {
-                const Packed r = packed(i);
+                const Packed r = rank_packed(i);
                 if (here) {
                   layout.build(team_, part.size() * e_, 1);
                   comm.gatherv(nullptr, 0, r.piece(part, 0), layout.bytes, layout.displs,
@@ -186,7 +187,7 @@ class MoverPipeline {
               },
               [&](std::size_t i) {
                 if (root)
-                  unpack_all(i, packed(i), static_cast<std::byte*>(c_.recv),
+                  unpack_all(i, rank_packed(i), static_cast<std::byte*>(c_.recv),
                              c_.in_place ? my_rank() : none);
               },
               false);
@@ -194,7 +195,6 @@ class MoverPipeline {
 
   void scatter() {
     regions(N_ * chunk_bytes());
-    auto packed = [&](std::size_t i) { return Packed{region(i), N_, e_}; };
     const int root_process = team_.process_of(c_.root);
     const bool here = root_process == team_.process();
     const bool keep = static_cast<std::size_t>(c_.root) == my_rank() && c_.in_place;
@@ -203,7 +203,7 @@ class MoverPipeline {
         [&](std::size_t i) {
           if (!here) return;
           const std::byte* source = contribution_of(view_, c_.root - team_.first_rank());
-          const Packed r = packed(i);
+          const Packed r = rank_packed(i);
           thread_local CopyPlan plan;
           plan.clear();
           for (std::size_t rank = 0; rank < N_; ++rank)
@@ -214,7 +214,7 @@ class MoverPipeline {
           run_share(plan);
         },
         [&](std::size_t i, ProcessComm& comm, Slice part) {
-          const Packed r = packed(i);
+          const Packed r = rank_packed(i);
           if (here) {
             layout.build(team_, part.size() * e_, 1);
             comm.scatterv(r.piece(part, 0), layout.bytes, layout.displs, nullptr, 0, root_process);
@@ -225,7 +225,7 @@ class MoverPipeline {
         },
         [&](std::size_t i) {
           if (keep) return;
-          const Packed r = packed(i);
+          const Packed r = rank_packed(i);
           for_parts(i, [&](Slice part) {
             copy_part(static_cast<std::byte*>(c_.recv) + at(i, part), r.piece(part, my_rank()),
                       part.size() * e_);
