@@ -23,9 +23,8 @@ int main(int argc, char** argv) {
     team.run([](tlc::Thread& me) {
       me.barrier();  // everyone is up
       // One printf per line: lines from different threads do not tear.
-      std::printf("hello from rank %d of %d (local index %d of %d, process %d of %d)\n",
-                  me.rank(), me.size(), me.local_index(), me.threads(), me.process(),
-                  me.processes());
+      std::printf("hello from rank %d of %d (local index %d of %d, process %d of %d)\n", me.rank(),
+                  me.size(), me.local_index(), me.threads(), me.process(), me.processes());
 
       // Every thread contributes its rank: the sum is 0 + 1 + ... + (size - 1).
       int sum = me.rank();

@@ -36,7 +36,9 @@ constexpr int kElements = 1000;
 double value(int rank, int i) { return static_cast<double>((rank + 1) * (i % 13 + 1)); }
 
 // sum over r = 0..size-1 of value(r, i)
-double expected(int size, int i) { return static_cast<double>(size * (size + 1) / 2 * (i % 13 + 1)); }
+double expected(int size, int i) {
+  return static_cast<double>(size * (size + 1) / 2 * (i % 13 + 1));
+}
 
 // The old code: returns each thread's copy of the result.
 std::vector<std::vector<double>> master_only(int threads) {
@@ -56,7 +58,7 @@ std::vector<std::vector<double>> master_only(int threads) {
     const int t = omp_get_thread_num();
     for (int i = 0; i < kElements; ++i) contributions[t][i] = value(first_rank + t, i);
 #pragma omp barrier
-    // Threads reduce into the shared array (each thread a block of elements).
+      // Threads reduce into the shared array (each thread a block of elements).
 #pragma omp for schedule(static)
     for (int i = 0; i < kElements; ++i) {
       double s = 0;
@@ -99,8 +101,8 @@ std::vector<std::vector<double>> with_tlc(tlc::Team& team) {
     }
   }
   if (got_threads != threads) {
-    throw std::runtime_error("OpenMP gave " + std::to_string(got_threads) +
-                             " threads instead of " + std::to_string(threads));
+    throw std::runtime_error("OpenMP gave " + std::to_string(got_threads) + " threads instead of " +
+                             std::to_string(threads));
   }
   if (!error.empty()) throw std::runtime_error(error);
   return results;

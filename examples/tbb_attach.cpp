@@ -100,12 +100,15 @@ int main(int argc, char** argv) {
       me.allreduce(std::span<std::int64_t>(&p.sum, 1));
       me.allreduce(std::span<std::int64_t>(p.bins));
 
-      const std::int64_t total = static_cast<std::int64_t>(me.size()) * kChunk;  // indices 0..total-1
+      const std::int64_t total =
+          static_cast<std::int64_t>(me.size()) * kChunk;  // indices 0..total-1
       bool ok = p.sum == total * (total - 1) / 2;
-      for (int b = 0; b < kBins; ++b) ok = ok && p.bins[static_cast<std::size_t>(b)] == total / kBins;
+      for (int b = 0; b < kBins; ++b)
+        ok = ok && p.bins[static_cast<std::size_t>(b)] == total / kBins;
       if (!ok) {
         std::fprintf(stderr, "rank %d: sum %lld, expected %lld\n", me.rank(),
-                     static_cast<long long>(p.sum), static_cast<long long>(total * (total - 1) / 2));
+                     static_cast<long long>(p.sum),
+                     static_cast<long long>(total * (total - 1) / 2));
         wrong.fetch_add(1);
       }
       if (me.rank() == 0 && ok) {

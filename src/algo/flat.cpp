@@ -45,10 +45,9 @@ void run_flat(TeamImpl& team, int me, CallDescriptor d) {
   const std::size_t e = c.type.size;
   // v-variants: counts and displacements stay in the callers' memory, which readers use, so
   // their owners must wait for the closing rendezvous even when the data travelled carried.
-  const bool v_variant = c.collective == Collective::allgatherv ||
-                         c.collective == Collective::gatherv ||
-                         c.collective == Collective::scatterv ||
-                         c.collective == Collective::alltoallv;
+  const bool v_variant =
+      c.collective == Collective::allgatherv || c.collective == Collective::gatherv ||
+      c.collective == Collective::scatterv || c.collective == Collective::alltoallv;
   const bool carried = all_carried(view, threads) && !v_variant;
 
   switch (c.collective) {

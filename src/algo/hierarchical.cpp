@@ -393,8 +393,7 @@ void run_across_processes(TeamImpl& team, int me, CallDescriptor d, Algorithm al
     algorithm = Algorithm::hierarchical;
   // Every process must make the same MPI calls: pipelines() depends on what all processes
   // share (sizes, algorithm, team shape), never on this process's thread count alone.
-  if (pipelines(team, view[me].call.collective, view[me].count, view[me].call.type.size,
-                algorithm))
+  if (pipelines(team, view[me].call.collective, view[me].count, view[me].call.type.size, algorithm))
     return run_pipelined(team, me, view, algorithm);
   NetworkPhase net(team, me, algorithm);
   switch (view[me].call.collective) {

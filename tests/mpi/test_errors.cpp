@@ -250,8 +250,7 @@ TEST(Errors, DifferentLaneCountsFailEverywhere) {
     ADD_FAILURE() << "different lane counts accepted";
   } catch (const tlc::Error& e) {
     EXPECT_EQ(e.code(), tlc::Errc::invalid_argument);
-    EXPECT_NE(std::string(e.what()).find("different lane counts (from 1 to 2)"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("different lane counts (from 1 to 2)"), std::string::npos)
         << e.what();
   }
   o.lanes = 2;

@@ -40,8 +40,8 @@ int main(int argc, char** argv) {
       for (int i = 0; i < n; ++i) {
         const int expected = (i + 1) * s * (s + 1) / 2;
         if (recv[i] != expected) {
-          std::fprintf(stderr, "consumer: rank %d element %d: got %d, expected %d\n", me.rank(),
-                       i, recv[i], expected);
+          std::fprintf(stderr, "consumer: rank %d element %d: got %d, expected %d\n", me.rank(), i,
+                       recv[i], expected);
           wrong_values.fetch_add(1, std::memory_order_relaxed);
         }
       }
