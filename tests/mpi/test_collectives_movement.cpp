@@ -1,8 +1,9 @@
 // Data-moving collectives (barrier, bcast, allgather(v), gather(v), scatter(v), alltoall(v))
 // checked element by element against the sequential references of reference.hpp: every
 // algorithm forced in turn, 1..6 threads on one process and uneven shapes across processes,
-// sizes 0, 1, 7, 4099 and a large one (across processes also 2 and 3), every root (the first
-// and last for the large size), in-place and not, 8-, 4- and 3-byte elements. Buffers a
+// sizes 0, 1, 7, 4099 and 1 MiB + 3 (across processes also 2, 3 and 100003, and 1 MiB + 3 on the
+// reduced matrix of collective_harness.hpp), every root (the first and last for the large
+// sizes), in-place and not, 8-, 4- and 3-byte elements. Buffers a
 // collective must not write (gaps between v-blocks, a non-root's receive buffer) are checked to
 // keep their contents.
 #include <chrono>
