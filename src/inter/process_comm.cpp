@@ -89,20 +89,35 @@ bool check_thread_level() {
   return g_serialize_mpi;
 }
 
-NodeInfo node_info(MPI_Comm comm, std::uint64_t cpuset_key) {
-  MPI_Comm node = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+NodeComm::NodeComm(MPI_Comm comm) : parent_(comm) {
+  auto lock = ProcessComm::serialize();
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_),
             "MPI_Comm_split_type");
+}
+
+NodeComm::~NodeComm() {
+  auto lock = ProcessComm::serialize();
+  if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
+}
+
+NodeInfo NodeComm::info(std::uint64_t cpuset_key) {
+  auto lock = ProcessComm::serialize();
   NodeInfo info;
-  MPI_Comm_rank(node, &info.rank);
-  MPI_Comm_size(node, &info.size);
+  MPI_Comm_rank(node_, &info.rank);
+  MPI_Comm_size(node_, &info.size);
   std::uint64_t keys[2] = {cpuset_key, ~cpuset_key}, extremes[2] = {0, 0};
-  int rc = MPI_Allreduce(keys, extremes, 2, MPI_UINT64_T, MPI_MAX, node);
-  MPI_Comm_free(&node);
-  check_mpi(rc, "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(keys, extremes, 2, MPI_UINT64_T, MPI_MAX, node_), "MPI_Allreduce");
   info.same_cpusets = extremes[0] == cpuset_key && extremes[1] == ~cpuset_key;
-  check_mpi(MPI_Allreduce(&info.size, &info.largest, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(&info.size, &info.largest, 1, MPI_INT, MPI_MAX, parent_),
+            "MPI_Allreduce");
   return info;
+}
+
+int NodeComm::sum(int value) {
+  auto lock = ProcessComm::serialize();
+  int total = value;
+  check_mpi(MPI_Allreduce(&value, &total, 1, MPI_INT, MPI_SUM, node_), "MPI_Allreduce");
+  return total;
 }
 
 int mpi_lane_parallelism() {
@@ -126,17 +141,6 @@ int mpi_lane_parallelism() {
     return result;
   }();
   return parallelism;
-}
-
-int threads_on_node(MPI_Comm comm, int threads) {
-  MPI_Comm node = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
-            "MPI_Comm_split_type");
-  int total = threads;
-  const int rc = MPI_Allreduce(&threads, &total, 1, MPI_INT, MPI_SUM, node);
-  MPI_Comm_free(&node);
-  check_mpi(rc, "MPI_Allreduce");
-  return total;
 }
 
 ProcessComm::ProcessComm(MPI_Comm parent, bool lane) {

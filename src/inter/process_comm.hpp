@@ -51,7 +51,7 @@ class ProcessComm {
   void wait_all(std::span<MPI_Request> requests, const char* what);
   // Serialises MPI calls when MPI provides only MPI_THREAD_SERIALIZED (empty lock otherwise);
   // hold it around every MPI call made on this communicator.
-  std::unique_lock<std::mutex> serialize();
+  static std::unique_lock<std::mutex> serialize();
 
   // The collectives leaders run on the team's staging buffers. Data movement is in bytes;
   // reductions take `count` elements of call.type combined with call's op, in process rank
@@ -118,15 +118,29 @@ struct NodeInfo {
   int largest = 1;           // most processes on any node of comm
   bool same_cpusets = true;  // all processes of this node may run on the same PUs
 };
-// Collective over comm. cpuset_key identifies this process's allowed PUs.
-NodeInfo node_info(MPI_Comm comm, std::uint64_t cpuset_key);
+
+// The processes of comm that share this process's node, split off once per team construction:
+// the split is the slowest step of it (tens of milliseconds on an oversubscribed node).
+class NodeComm {
+ public:
+  explicit NodeComm(MPI_Comm comm);  // collective over comm
+  ~NodeComm();
+  NodeComm(const NodeComm&) = delete;
+  NodeComm& operator=(const NodeComm&) = delete;
+
+  // Collective over comm. cpuset_key identifies this process's allowed PUs.
+  NodeInfo info(std::uint64_t cpuset_key);
+  // Sum of `value` over the processes of this node (collective over them).
+  int sum(int value);
+
+ private:
+  MPI_Comm parent_;
+  MPI_Comm node_ = MPI_COMM_NULL;
+};
 
 // How many lanes the MPI library can progress at once, as far as it says: MPICH's number of
 // VCIs (MPIR_CVAR_CH4_NUM_VCIS through the MPI tool interface; 1 in a global-lock build), or 0
 // when the library does not tell or MPI is not initialised.
 int mpi_lane_parallelism();
-
-// Sum of `threads` over the processes of comm that share this process's node.
-int threads_on_node(MPI_Comm comm, int threads);
 
 }  // namespace tlc::detail

@@ -105,7 +105,8 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
 
   // Everything that can fail locally is agreed on before the team's shape is exchanged, so a
   // bad option on one process is an error everywhere instead of a hang.
-  const NodeInfo node = node_info(comm_->get(), std::hash<std::string>{}(topology_.allowed_pus()));
+  NodeComm node_comm(comm_->get());
+  const NodeInfo node = node_comm.info(std::hash<std::string>{}(topology_.allowed_pus()));
   std::string error;
   int code = 0;
   double timeout_seconds = 0;
@@ -165,7 +166,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
 
   // Oversubscription is a property of the machine, not of this process: with TLC_NODE=process
   // several processes share the cores.
-  const int node_threads = threads_on_node(comm_->get(), threads_);
+  const int node_threads = node_comm.sum(threads_);
   const int node_pus =
       std::max<int>(topology_.pus(), static_cast<int>(std::thread::hardware_concurrency()));
   const bool oversubscribed = threads_ > topology_.pus() || node_threads > node_pus;
