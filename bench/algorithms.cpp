@@ -575,18 +575,6 @@ struct Slot {
   bool wrong = false;
 };
 
-double median(std::vector<double> values) {
-  if (values.empty()) return std::nan("");
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
-
-// Timed calls of repetition r of `reps` when `iters` calls are split over them (at least one).
-int calls_in(int iters, int reps, int r) {
-  return std::max(1, iters / reps + (r < iters % reps ? 1 : 0));
-}
-
 // Prepares and checks one implementation. Returns "" or what is wrong, the same on every process
 // (a wrong result on one process is reported there on stderr and makes the others fail it too).
 std::string prepare_and_check(Case& c, std::size_t count) {

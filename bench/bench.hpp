@@ -75,16 +75,19 @@ struct Measurement {
   int iters = 0;
 };
 
+// Median of values (NaN when empty).
+double median(std::vector<double> values);
+// Timed calls of repetition r of `reps` when `iters` calls are split over them (at least one).
+int calls_in(int iters, int reps, int r);
+
 class Case;
-// main.cpp: warm-up, iteration count and median of repetitions, the same for every Case.
-Measurement measure(Case& c, std::size_t bytes, const Options& o);
 // Adaptive iteration counts (unless --iters): min(bytes_per_measurement / size, 0.2 s / warm-up
 // time per call), clamped to [4, max_iters]. The defaults are the sweep's.
 struct IterationLimits {
   std::size_t bytes_per_measurement = std::size_t{256} << 20;
   int max_iters = 1000;
 };
-// The first half of measure(): warms up and returns the number of timed calls.
+// Warms up and returns the number of timed calls (the same on every process).
 int calibrate(Case& c, std::size_t bytes, const Options& o, const IterationLimits& limits);
 // Element counts per thread buffer: --min-size doubling up to --max-size, duplicates dropped.
 std::vector<std::size_t> element_counts(const Options& o);
@@ -247,9 +250,12 @@ struct RunInfo {
 struct Row {
   std::size_t bytes = 0;  // per thread buffer; 0 for payload-free collectives
   int iters = 0;
-  double tlc_s = 0;
+  double tlc_s = 0;  // median repetition of each implementation
   double mpi_s = 0;
   double master_s = 0;
+  // Medians over the repetitions of tlc's time over the baseline's in the same repetition.
+  double tlc_over_mpi = 0;
+  double tlc_over_master = 0;
 };
 
 class Reporter {

@@ -20,6 +20,17 @@ void inject_skew(int thread, int threads, double skew_us) {
   while (Clock::now() < until) std::this_thread::yield();
 }
 
+double median(std::vector<double> values) {
+  if (values.empty()) return std::nan("");
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+int calls_in(int iters, int reps, int r) {
+  return std::max(1, iters / reps + (r < iters % reps ? 1 : 0));
+}
+
 double global_max(double local) {
   double global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

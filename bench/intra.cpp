@@ -848,17 +848,6 @@ std::string intra_iteration_policy(const Options& o) {
   return iters + ", median of " + std::to_string(o.reps) + " repetitions, warm-up " + warmup;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
-
-// Timed calls of repetition r of `reps` when `iters` calls are split over them (at least one).
-int calls_in(int iters, int reps, int r) {
-  return std::max(1, iters / reps + (r < iters % reps ? 1 : 0));
-}
-
 // Phase D: rounds of back-to-back calls, every case once per round, so that the ratios compare
 // calls made moments apart (on a shared machine the speed of a spin wait drifts by 2x within
 // seconds).

@@ -5,7 +5,8 @@
 // threads that use them, verify one call into poisoned buffers, warm up, then time loops that
 // start after a global synchronisation. A loop's time is the maximum over all threads of all
 // processes of the per-thread mean, as OSU reports the slowest rank; the timed calls are split
-// into a few such loops and the median loop is reported.
+// into a few such loops (repetitions), those of tlc, MPI and master-only taken in turn, and the
+// median loop is reported, with ratios that are medians of the ratios within one repetition.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -71,7 +72,8 @@ std::string iteration_policy(const Options& o) {
   const std::string iters = o.iters ? "fixed " + std::to_string(*o.iters)
                                     : "adaptive per implementation (iters column: tlc's)";
   const std::string warmup = o.warmup ? std::to_string(*o.warmup) : "adaptive";
-  return iters + ", median of " + std::to_string(o.reps) + " repetitions, warm-up " + warmup;
+  return iters + ", median of " + std::to_string(o.reps) +
+         " repetitions, those of tlc, MPI and master-only taken in turn, warm-up " + warmup;
 }
 
 }  // namespace
@@ -99,21 +101,6 @@ int calibrate(Case& c, std::size_t bytes, const Options& o, const IterationLimit
     }
   }
   return iters;
-}
-
-Measurement measure(Case& c, std::size_t bytes, const Options& o) {
-  const int iters = calibrate(c, bytes, o, IterationLimits{});
-  // The timed calls run as a few repetitions and the median repetition is reported: on a
-  // shared or oversubscribed machine one preemption can inflate a whole mean, and the median
-  // discards it while each repetition still follows the OSU definition.
-  const int reps = std::min(o.reps, iters);
-  std::vector<double> means;
-  for (int r = 0; r < reps; ++r)
-    means.push_back(c.time({0, iters / reps + (r < iters % reps ? 1 : 0), o.skew_us}));
-  std::sort(means.begin(), means.end());
-  const std::size_t mid = means.size() / 2;
-  const double median = means.size() % 2 ? means[mid] : (means[mid - 1] + means[mid]) / 2;
-  return {median, iters};
 }
 
 // Sizes double from --min-size to --max-size; sizes that round to the same element count run once.
@@ -194,17 +181,31 @@ void sweep(const Options& o, const CollectiveSpec& spec, tlc::Team& team,
     for (auto& c : cases)
       if (std::string what = c->verify(); !what.empty()) fail_verification(spec, bytes, what);
 
-    // Each implementation is warmed up right before it is timed, so none runs on caches and
-    // connections another one left behind.
-    const Measurement tlc = measure(*cases[0], bytes, o);
-    const Measurement mpi = measure(*cases[1], bytes, o);
-    const Measurement master = measure(*cases[2], bytes, o);
+    // Each implementation is warmed up and gets its own iteration count; then the repetitions
+    // of the three are taken in turn, each after one untimed call, the order rotating. On a
+    // shared machine memory and network speed drift within seconds: timing tlc and MPI moments
+    // apart, and taking the median of the ratios within a repetition, keeps the drift out of
+    // the ratios (one implementation's whole sweep after the other's does not).
+    int iters[3];
+    for (int k = 0; k < 3; ++k) iters[k] = calibrate(*cases[k], bytes, o, IterationLimits{});
+    const int reps = std::max(o.reps, 1);
+    std::vector<double> seconds[3], over_mpi, over_master;
+    for (int r = 0; r < reps; ++r) {
+      for (int step = 0; step < 3; ++step) {
+        const int k = (step + r) % 3;
+        seconds[k].push_back(cases[k]->time({1, calls_in(iters[k], reps, r), o.skew_us}));
+      }
+      over_mpi.push_back(seconds[0].back() / seconds[1].back());
+      over_master.push_back(seconds[0].back() / seconds[2].back());
+    }
     Row row;
     row.bytes = spec.sized ? bytes : 0;
-    row.iters = tlc.iters;
-    row.tlc_s = tlc.seconds;
-    row.mpi_s = mpi.seconds;
-    row.master_s = master.seconds;
+    row.iters = iters[0];
+    row.tlc_s = median(seconds[0]);
+    row.mpi_s = median(seconds[1]);
+    row.master_s = median(seconds[2]);
+    row.tlc_over_mpi = median(over_mpi);
+    row.tlc_over_master = median(over_master);
     if (process == 0) reporter->row(row);
   }
   if (process == 0) {

@@ -160,7 +160,9 @@ std::string usage(const char* program) {
          "  --warmup N         untimed calls before timing (default: iters/10 in [1, 100],\n"
          "                     cut short after 0.05 s)\n"
          "  --reps N           split the timed calls into N repetitions and report the median\n"
-         "                     repetition (default 5; 1: one OSU-style loop)\n"
+         "                     repetition (default 5; 1: one OSU-style loop); the repetitions\n"
+         "                     of tlc, MPI and master-only are taken in turn, and the ratios\n"
+         "                     are medians of the ratios within one repetition\n"
          "  --skew-us N        thread t of T arrives t*N/T microseconds late at every call\n"
          "                     (tlc and master-only alike); times are then exit - arrival\n"
          "  --csv              CSV instead of the table\n"
@@ -219,8 +221,8 @@ std::string usage(const char* program) {
          "  Bytes are per thread buffer: the send buffer (scatter: the receive buffer);\n"
          "  alltoall and reduce_scatter_block cut it into one block per rank (rounded up to\n"
          "  whole elements per block). --algorithm A,B,... keeps only those forced algorithms.\n"
-         "  Iterations and times as in the sweep, but the repetitions of all implementations\n"
-         "  are taken in turn (as in --intra) and /mpi is the median of the ratios within one\n"
+         "  Iterations, times and ratios as in the sweep: the repetitions of all\n"
+         "  implementations are taken in turn and /mpi is the median of the ratios within one\n"
          "  repetition. Every implementation is checked once per size; one with a wrong result\n"
          "  is reported and left out of the later rows.\n";
 }
