@@ -14,7 +14,8 @@
 //   C. MPI everywhere: all T processes call the matching MPI collective on MPI_COMM_WORLD, one
 //      buffer per process of the same size as a thread's.
 // Once, for allreduce: D. bare barriers of the same T threads (a sense-reversing spin barrier on
-// std::atomic, std::barrier, tlc's me.barrier()) next to an 8-byte me.allreduce.
+// std::atomic, std::barrier, tlc's me.barrier()) next to an 8-byte me.allreduce and to the
+// same 8-byte sum done the way tlc does it with nothing else (LineAllreduce).
 //
 // Every tlc and MPI result is checked once per size, into poisoned buffers, against the
 // sequential reference before anything is timed. Timing follows the sweep (warm-up and
@@ -410,7 +411,40 @@ class SpinBarrier {
   std::atomic<bool> flag_{false};
 };
 
-enum class BarrierKind { spin, std_barrier, tlc_barrier };
+// The design of tlc's small-message path with nothing else: an 8-byte sum over the threads
+// where each thread owns one cache line (single writer), carries its double in it next to a
+// monotonic call number, and reads every thread's line in rank order (Jain et al.,
+// shared/seeds/002_56062f46934e0b06.txt, sec. II-III). Two sets of lines used in turn, so a
+// line is rewritten only when every reader has announced the next call. What tlc's inline
+// allreduce adds to this is its call path (argument checks, fingerprint, kernel dispatch).
+class LineAllreduce {
+ public:
+  explicit LineAllreduce(int threads) : threads_(threads), lines_(2 * threads) {}
+
+  // `call` is the caller's own call number, 0 before its first call.
+  double sum(int me, std::uint64_t& call, double value) {
+    ++call;
+    Line* set = &lines_[(call & 1) * threads_];
+    set[me].value = value;
+    set[me].call.store(call, std::memory_order_release);
+    double total = 0;
+    for (int t = 0; t < threads_; ++t) {
+      while (set[t].call.load(std::memory_order_acquire) < call) cpu_relax();
+      total += set[t].value;
+    }
+    return total;
+  }
+
+ private:
+  struct alignas(64) Line {
+    std::atomic<std::uint64_t> call{0};
+    double value = 0;
+  };
+  const int threads_;
+  std::vector<Line> lines_;
+};
+
+enum class BarrierKind { spin, std_barrier, tlc_barrier, line_allreduce };
 
 class BarrierCase : public Case {
  public:
@@ -424,6 +458,8 @@ class BarrierCase : public Case {
     const Loop plain{loop.warmup, loop.iters, 0};
     SpinBarrier spin(threads);
     std::barrier<> standard(threads);
+    LineAllreduce lines(threads);
+    std::atomic<int> wrong{0};
     team_.run([&](tlc::Thread& me) {
       const int t = me.local_index();
       double& out = seconds[static_cast<std::size_t>(t)].value;
@@ -444,8 +480,17 @@ class BarrierCase : public Case {
           out = timed_loop(plain, t, threads, wait, wait);
           break;
         }
+        case BarrierKind::line_allreduce: {
+          std::uint64_t call = 0;
+          auto reduce = [&] {
+            if (lines.sum(t, call, t + 1.0) != threads * (threads + 1) / 2.0) wrong.store(1);
+          };
+          out = timed_loop(plain, t, threads, reduce, reduce);
+          break;
+        }
       }
     });
+    if (wrong.load()) throw std::runtime_error("the bare line allreduce summed wrong");
     return max_of(seconds);
   }
 
@@ -723,6 +768,9 @@ class IntraReporter {
            << "\n"
            << "#   bare: sense-reversing spin barrier on std::atomic (counter and flag on one "
               "cache line, pause while spinning)\n"
+           << "#   bare line allreduce: an 8-byte sum as tlc's inline form makes it, with nothing "
+              "else: one line per thread (single writer) carrying a call number and the double, "
+              "every line read in rank order\n"
            << "#   us: median over the rounds, best_us: fastest round, /bare: median over the "
               "rounds of the time over the bare barrier's in the same round\n"
            << "#   others%: " << number("%.0f", load.others)
@@ -866,6 +914,7 @@ std::vector<BarrierRow> measure_barriers(tlc::Team& team, const Options& o) {
   BarrierCase bare(team, BarrierKind::spin);
   BarrierCase standard(team, BarrierKind::std_barrier);
   BarrierCase own(team, BarrierKind::tlc_barrier);
+  BarrierCase lines(team, BarrierKind::line_allreduce);
   TlcIntra allreduce(team, Kind::allreduce);
   allreduce.prepare(1);
   verify_or_fail(allreduce, "allreduce", sizeof(double));
@@ -877,6 +926,7 @@ std::vector<BarrierRow> measure_barriers(tlc::Team& team, const Options& o) {
   const Entry entries[] = {{"bare_barrier", "bare spin barrier (std::atomic)", &bare},
                            {"std_barrier", "std::barrier", &standard},
                            {"tlc_barrier", "tlc me.barrier()", &own},
+                           {"line_allreduce_8B", "bare line allreduce, 8 B", &lines},
                            {"allreduce_8B", "tlc me.allreduce, 8 B (1 double)", &allreduce}};
   constexpr std::size_t kEntries = std::size(entries);
   const int rounds = kBarrierRoundsPerRep * o.reps;
