@@ -8,6 +8,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -97,9 +98,10 @@ inline const std::size_t large_multi = 100003;
 inline bool is_large(std::size_t n) { return n > 4099; }
 
 // Whether size n runs on the reduced matrix across processes: every algorithm on every lane
-// count as usual, but one team shape (uneven_4321), one element type and one op per collective,
-// and the first and last root.
+// count as usual, but one team shape (reduced_shape: 4, 3, 2, 1 threads), one element type and
+// one op per collective, and the first and last root.
 inline bool is_reduced(std::size_t n) { return world_size() > 1 && n >= largest; }
+inline const std::string reduced_shape = "uneven_4321";
 
 // TLC_TEST_SIZES=n,n,... replaces the sizes of the sweeps (to reproduce one failure quickly).
 // Across processes also 2 and 3: L - 1 for 3 and 4 lanes (0 and 1 cover 1 and 2), so that
@@ -453,7 +455,14 @@ template <class Body>
 void sweep(Collective c, Algorithms which, Body&& body) {
   const std::vector<Setup> all = setups(c, which);
   if (all.empty()) GTEST_SKIP() << "no such algorithms with " << world_size() << " process(es)";
-  for (const TeamShape& shape : team_shapes(which)) {
+  const std::vector<TeamShape> shape_list = team_shapes(which);
+  const bool reduced_shape_swept =
+      std::any_of(shape_list.begin(), shape_list.end(),
+                  [](const TeamShape& s) { return s.label == reduced_shape; });
+  for (std::size_t n : sweep_sizes())
+    if (is_reduced(n) && !reduced_shape_swept)
+      ADD_FAILURE() << "size " << n << " would never run: no team shape " << reduced_shape;
+  for (const TeamShape& shape : shape_list) {
     std::vector<Configured> teams = make_teams(c, all, shape.threads);
     Ctx ctx{c,
             &teams,
@@ -462,7 +471,7 @@ void sweep(Collective c, Algorithms which, Body&& body) {
             teams.front().team->first_rank(),
             shape.threads};
     for (std::size_t n : sweep_sizes())
-      if (!is_reduced(n) || shape.label == "uneven_4321") body(ctx, n);
+      if (!is_reduced(n) || shape.label == reduced_shape) body(ctx, n);
   }
 }
 
