@@ -69,12 +69,6 @@ struct Loop {
 
 void inject_skew(int thread, int threads, double skew_us);
 
-// Seconds per call (median repetition) and the number of timed calls.
-struct Measurement {
-  double seconds = 0;
-  int iters = 0;
-};
-
 // Median of values (NaN when empty).
 double median(std::vector<double> values);
 // Timed calls of repetition r of `reps` when `iters` calls are split over them (at least one).

@@ -185,7 +185,7 @@ void sweep(const Options& o, const CollectiveSpec& spec, tlc::Team& team,
     // of the three are taken in turn, each after one untimed call, the order rotating. On a
     // shared machine memory and network speed drift within seconds: timing tlc and MPI moments
     // apart, and taking the median of the ratios within a repetition, keeps the drift out of
-    // the ratios (one implementation's whole sweep after the other's does not).
+    // the ratios (all repetitions of one implementation before the next one's did not).
     int iters[3];
     for (int k = 0; k < 3; ++k) iters[k] = calibrate(*cases[k], bytes, o, IterationLimits{});
     const int reps = std::max(o.reps, 1);
