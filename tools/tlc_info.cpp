@@ -33,6 +33,8 @@ struct Settings {
   std::string synthetic;
   bool help = false;
   bool algorithms = false;
+  bool plan = false;
+  std::string collective = "allreduce";
   int processes = 2;
   int bytes = -1;
 };
@@ -82,9 +84,15 @@ const std::vector<OptionSpec>& option_table() {
        "--threads and --lanes at 8 B .. 64 MiB (initialises MPI as a singleton to ask it how "
        "many lanes it progresses at once)",
        [](Settings& s, const std::string&) { s.algorithms = true; }},
-      {"processes", "P", "processes for --algorithms (default 2)",
+      {"plan", "",
+       "print the plan of one call (--collective, --bytes, --processes, --threads, --lanes): "
+       "algorithm, form, chunk, lanes, leader, and the predicted cost of each candidate",
+       [](Settings& s, const std::string&) { s.plan = true; }},
+      {"collective", "C", "collective for --plan (default allreduce)",
+       [](Settings& s, const std::string& v) { s.collective = v; }},
+      {"processes", "P", "processes for --algorithms and --plan (default 2)",
        [](Settings& s, const std::string& v) { s.processes = parse_int("processes", v); }},
-      {"bytes", "B", "only this message size (bytes per rank) for --algorithms",
+      {"bytes", "B", "bytes per rank block for --plan; only this size for --algorithms",
        [](Settings& s, const std::string& v) { s.bytes = parse_int("bytes", v); }},
       {"help", "", "show this help", [](Settings& s, const std::string&) { s.help = true; }},
   };
@@ -183,9 +191,13 @@ void print_algorithms(const Settings& settings, const tlc::Placement& plan) {
                                                   : " (MPICH VCIs)")
                              : std::string("unknown (assumed: all)"))
             << "\n\nalgorithms:\n";
-  for (const auto& a : tlc::algorithms())
+  for (const auto& a : tlc::algorithms()) {
+    std::string forms;
+    for (const std::string& f : a.forms) forms += (forms.empty() ? "" : "|") + f;
     std::cout << "  " << std::left << std::setw(22) << tlc::to_string(a.collective) << std::setw(20)
-              << a.name << (a.single_process ? "[1 process] " : "") << a.summary << '\n';
+              << a.name << (a.single_process ? "[1 process] " : "") << a.summary
+              << " (forms: " << forms << ")\n";
+  }
   const int threads = static_cast<int>(plan.threads.size());
   const int lanes = static_cast<int>(plan.lanes.size());
   int domains = 1;
@@ -212,7 +224,7 @@ void print_algorithms(const Settings& settings, const tlc::Placement& plan) {
       const tlc::Selection pick = tlc::select_algorithm(q);
       std::cout << "  " << std::left << std::setw(22) << tlc::to_string(collective) << std::right
                 << std::setw(8) << human_bytes(b) << "  " << std::left << std::setw(20)
-                << pick.name;
+                << pick.name + ":" + pick.form;
       for (const auto& [name, seconds] : pick.predicted_seconds)
         std::cout << ' ' << name << '=' << std::fixed << std::setprecision(1) << seconds * 1e6;
       std::cout << '\n';
@@ -221,7 +233,44 @@ void print_algorithms(const Settings& settings, const tlc::Placement& plan) {
   }
 }
 
+tlc::Collective collective_named(const std::string& name) {
+  for (int c = 0; c <= static_cast<int>(tlc::Collective::exscan); ++c)
+    if (name == tlc::to_string(static_cast<tlc::Collective>(c)))
+      return static_cast<tlc::Collective>(c);
+  throw UsageError{"--collective: unknown collective '" + name + "'"};
+}
+
+// The plan of one call (--plan): no topology, no placement, no MPI initialisation needed.
+int print_plan(const Settings& settings) {
+  tlc::SelectionQuery q;
+  q.collective = collective_named(settings.collective);
+  q.bytes = static_cast<std::size_t>(std::max(0, settings.bytes < 0 ? 8 : settings.bytes));
+  q.processes = settings.processes;
+  q.threads = std::max(1, settings.request.threads);
+  q.lanes = std::max(1, settings.request.lanes);
+  const tlc::Selection pick = tlc::select_algorithm(q);
+  std::cout << "plan of " << settings.collective << ", " << human_bytes(q.bytes) << " per rank, "
+            << q.processes << " process(es) x " << q.threads << " thread(s), " << q.lanes
+            << " lane(s):\n"
+            << "  algorithm  " << pick.name << "\n"
+            << "  form       " << pick.form << "\n";
+  if (pick.form == "pipelined")
+    std::cout << "  chunk      " << human_bytes(pick.chunk_bytes) << " per lane\n";
+  std::cout << "  lanes      " << pick.lanes << "\n"
+            << "  leader     " << pick.leader << "\n";
+  if (!pick.fallback.empty()) std::cout << "  fallback   " << pick.fallback << "\n";
+  if (!pick.predicted_seconds.empty()) {
+    std::cout << "predicted inter-process time of each candidate (cost model):\n";
+    for (const auto& [name, seconds] : pick.predicted_seconds)
+      std::cout << "  " << std::left << std::setw(20) << name << std::right << std::fixed
+                << std::setprecision(2) << std::setw(12) << seconds * 1e6 << " us"
+                << (name == pick.name ? "  <- chosen" : "") << '\n';
+  }
+  return 0;
+}
+
 int run(const Settings& settings) {
+  if (settings.plan) return print_plan(settings);
   const tlc::Topology topology = !settings.xml.empty() ? tlc::Topology::from_xml(settings.xml)
                                  : !settings.synthetic.empty()
                                      ? tlc::Topology::synthetic(settings.synthetic)

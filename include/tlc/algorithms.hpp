@@ -16,6 +16,8 @@ struct AlgorithmDescription {
   std::string name;     // as accepted by TeamOptions::algorithms and TLC_ALGO_<COLLECTIVE>
   bool single_process;  // serves single-process teams only
   std::string summary;
+  // The forms it can run in ("staged", "direct", "pipelined", ...): TLC_ALGO_<C>=name:form.
+  std::vector<std::string> forms;
 };
 
 // Every algorithm of every collective, in registry order.
@@ -29,17 +31,27 @@ struct SelectionQuery {
   int lanes = 1;
   int numa_domains = 1;  // the process's threads span this many NUMA domains
   bool commutative = true;
+  std::size_t element_size = 8;  // bytes of one element (pipelining cuts whole elements)
+  // The team's pipeline chunk (bytes per lane); 0: TLC_PIPELINE_CHUNK, else the default.
+  std::size_t pipeline_chunk_bytes = 0;
+  bool oversubscribed = false;  // more threads than cores on a node (see TeamOptions)
 };
 
+// The plan of a call: what runs and how.
 struct Selection {
-  std::string name;
+  std::string name;  // the algorithm
+  std::string form;  // how it runs: inline, carried, sliced, two_level, staged, direct, pipelined
+  std::size_t chunk_bytes = 0;  // pipelined: bytes per lane of one chunk
+  int lanes = 1;                // lane communicators the network step drives
+  std::string leader;           // who performs the inter-process step
+  std::string fallback;         // non-empty: the forced choice could not serve the call, and why
   // The cost model's inter-process time per candidate algorithm (several processes only).
   std::vector<std::pair<std::string, double>> predicted_seconds;
 };
 
-// The selector's choice, honouring TLC_ALGO_<COLLECTIVE> and the TLC_COST_* parameters. Lane
-// parallelism comes from TLC_COST_LANE_PARALLELISM, else from the MPI library when MPI is
-// initialised, else every lane is assumed to progress in parallel.
+// The plan tlc makes for such a call, honouring TLC_ALGO_<COLLECTIVE> and the TLC_COST_*
+// parameters. Lane parallelism comes from TLC_COST_LANE_PARALLELISM, else from the MPI library
+// when MPI is initialised, else every lane is assumed to progress in parallel.
 Selection select_algorithm(const SelectionQuery& query);
 
 // How many lanes the MPI library progresses at once, when it says (MPICH: its number of VCIs;

@@ -1,6 +1,6 @@
 // Team construction options. Every field has a sensible default; environment variables fill in
 // what the program leaves unset (TLC_THREADS, TLC_LANES, TLC_PIN, TLC_TIMEOUT, TLC_PIPELINE_CHUNK,
-// TLC_ALGO_*).
+// TLC_ALGO_*, TLC_FALLBACK; read in src/team/config.cpp).
 #pragma once
 
 #include <cstddef>
@@ -56,8 +56,13 @@ struct TeamOptions {
   // gather, scatter, alltoall and reduce_scatter_block pipeline only where no node is
   // oversubscribed (measured: without cores to spare they lose).
   std::size_t pipeline_chunk_bytes = 0;
-  // Forces an algorithm per collective (same names as TLC_ALGO_<COLLECTIVE>; the option wins).
+  // Forces an algorithm per collective, optionally in one form: "full_lane", "full_lane:pipelined"
+  // (same syntax as TLC_ALGO_<COLLECTIVE>; the option wins; `tlc-info --algorithms` lists them).
   std::map<Collective, std::string> algorithms;
+  // What a forced choice that cannot serve a call does: "plan" runs the planner's own choice for
+  // that call (said once per collective on stderr with TLC_VERBOSE=1), "error" makes the call
+  // fail with tlc::Error on every thread. "": TLC_FALLBACK, else "plan".
+  std::string fallback;
 };
 
 }  // namespace tlc

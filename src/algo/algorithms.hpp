@@ -1,6 +1,6 @@
-// The algorithms, one file per family. Each starts with TeamImpl::begin_call (publish,
-// rendezvous, validate), so threads that disagree fail together before any data moves. The
-// descriptor carries the checked call; the selector has already decided which one runs.
+// The algorithms, one file per family. Each starts with begin_validated (publish, rendezvous,
+// validate), so threads that disagree fail together before any data moves. The descriptor
+// carries the checked call; the planner (src/select/) has already decided what runs.
 #pragma once
 
 #include <cstddef>
@@ -15,23 +15,21 @@ namespace tlc::detail {
 
 void barrier_hierarchical(TeamImpl& team, int me, CallDescriptor d);
 void run_flat(TeamImpl& team, int me, CallDescriptor d);  // algo/flat.cpp
-// The inline form of flat for contributions of at most inline_capacity bytes; false (nothing
-// done) when the call does not qualify (algo/flat_inline.cpp).
-bool run_flat_inline(TeamImpl& team, int me, const Call& call);
+// The inline form of flat for the calls Planner::serves_inline() gives it: count elements
+// of at most inline_capacity bytes (algo/flat_inline.cpp).
+void run_flat_inline(TeamImpl& team, int me, const Call& call, std::size_t count);
 void run_sliced(TeamImpl& team, int me, CallDescriptor d);     // algo/sliced.cpp
 void run_two_level(TeamImpl& team, int me, CallDescriptor d);  // algo/two_level.cpp
-// Several processes: the intra-process phases around the inter-process phase of `algorithm`
-// (hierarchical, full_lane or multi_sender; algo/hierarchical.cpp, algo/network_phase.cpp).
-void run_across_processes(TeamImpl& team, int me, CallDescriptor d, Algorithm algorithm);
+// Several processes: the intra-process phases around the inter-process phase of the plan's
+// algorithm (hierarchical, full_lane or multi_sender; algo/hierarchical.cpp,
+// algo/network_phase.cpp), staged, direct or pipelined as the plan says.
+void run_across_processes(TeamImpl& team, int me, CallDescriptor d, const Plan& plan);
 
 // Bcast, reduce, allreduce, scan, exscan (algo/pipelined.cpp) and allgather, gather, scatter,
-// alltoall, reduce_scatter_block (algo/pipelined_movers.cpp) across processes in chunks of the
-// team's pipeline_chunk_bytes(), the intra-process phases of one chunk overlapping the network
-// phase of the previous one. pipelines() (count: elements per rank block) answers the same on
-// every process.
-bool pipelines(const TeamImpl& team, Collective c, std::size_t count, std::size_t element_size,
-               Algorithm algorithm);
-void run_pipelined(TeamImpl& team, int me, const TeamImpl::CallView& view, Algorithm algorithm);
+// alltoall, reduce_scatter_block (algo/pipelined_movers.cpp) across processes in chunks of
+// plan.chunk_bytes per lane, the intra-process phases of one chunk overlapping the network
+// phase of the previous one.
+void run_pipelined(TeamImpl& team, int me, const TeamImpl::CallView& view, const Plan& plan);
 
 // Whether two byte ranges share a byte (empty ranges share none).
 inline bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
@@ -40,8 +38,14 @@ inline bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size
   return pa < pb + b_bytes && pb < pa + a_bytes;
 }
 
-// What is wrong with one thread's own arguments, "" when nothing (algo/entry.cpp).
+// What is wrong with one thread's own arguments, "" when nothing (algo/validation.cpp).
 std::string check_arguments(const Call& call, int rank, int size);
+// The same for a call about to run: also fills d.count, d.contribution and d.contribution_bytes.
+std::string check_own_arguments(const Call& call, int rank, int size, CallDescriptor& d);
+// TeamImpl::begin_call, then the checks of all threads' descriptors that fingerprints cannot
+// make (user op objects, v-variant counts): the same Error on every thread, before any data
+// moves. Every algorithm begins with this.
+TeamImpl::CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry = false);
 
 // --- Helpers shared by the single-process algorithms (algo/local_plan.cpp) ---
 using CallView = TeamImpl::CallView;

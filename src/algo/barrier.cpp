@@ -2,14 +2,14 @@
 //   Phase 1: gather of the process's threads (begin_call).
 //   Phase 2 (P > 1): thread 0 runs MPI_Barrier on the process communicator, then releases.
 // Cost: intra gather + release, plus one MPI_Barrier (MPICH: dissemination, ceil(log2 P) alpha).
-// Follows Parsons (shared/seeds/000_71278c9285ec9e6c.txt, ch. 2.3) with Jain et al.'s flags
-// (shared/seeds/002_56062f46934e0b06.txt, sec. II).
+// Follows Parsons ([Parsons], ch. 2.3) with Jain et al.'s flags
+// ([Jain], sec. II).
 #include "algo/algorithms.hpp"
 
 namespace tlc::detail {
 
 void barrier_hierarchical(TeamImpl& team, int me, CallDescriptor call) {
-  team.begin_call(me, std::move(call));
+  begin_validated(team, me, std::move(call));
   if (team.processes() == 1) return;
   const std::uint64_t s = team.next_step(me);
   if (me == 0) {

@@ -1,12 +1,12 @@
 // Entry point behind every tlc::Thread collective: check this thread's own arguments (the
 // verdict travels in the descriptor, so every thread of the process reports it, before any data
 // moves), work out what other threads will read from this one (its contribution), ask the
-// selector, run the algorithm.
-#include <algorithm>
-#include <cstdint>
+// planner (src/select/) for the call's plan, and run what the plan says.
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <tlc/detail/collective_traits.hpp>
 
 #include "algo/algorithms.hpp"
 #include "intra/sliced_reduce.hpp"
@@ -14,238 +14,6 @@
 namespace tlc::detail {
 
 namespace {
-
-bool has_root(Collective c) {
-  switch (c) {
-    case Collective::bcast:
-    case Collective::reduce:
-    case Collective::gather:
-    case Collective::gatherv:
-    case Collective::scatter:
-    case Collective::scatterv:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool is_reduction(Collective c) {
-  switch (c) {
-    case Collective::reduce:
-    case Collective::allreduce:
-    case Collective::reduce_scatter_block:
-    case Collective::scan:
-    case Collective::exscan:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Collectives whose in-place output overwrites input that other threads of a single-process
-// algorithm may still read; see publish_private_copy.
-bool in_place_output_races(Collective c, Algorithm a) {
-  if (c == Collective::alltoall || c == Collective::reduce_scatter_block) return true;
-  return a == Algorithm::flat &&
-         (c == Collective::allreduce || c == Collective::scan || c == Collective::exscan);
-}
-
-class Checker {
- public:
-  Checker(const Call& call, int rank, int size) : c_(call), rank_(rank), size_(size) {}
-
-  // Fills d.count, d.contribution and d.contribution_bytes, or returns what is wrong.
-  std::string check(CallDescriptor& d) {
-    const std::size_t e = c_.type.size;
-    if (c_.send_count > 0 && !c_.send) return "send buffer is null but holds " + n(c_.send_count);
-    if (c_.recv_count > 0 && !c_.recv)
-      return "receive buffer is null but holds " + n(c_.recv_count);
-    if (has_root(c_.collective) && (c_.root < 0 || c_.root >= size_))
-      return "root " + std::to_string(c_.root) + " is not a rank of the team (0.." +
-             std::to_string(size_ - 1) + ")";
-    if (is_reduction(c_.collective) && !c_.combine) return "no reduction op";
-    const bool root = c_.root == rank_;
-    const auto U = static_cast<std::size_t>(size_);
-    std::string problem;
-    switch (c_.collective) {
-      case Collective::barrier:
-        return {};
-      case Collective::bcast:
-        d.count = c_.recv_count;
-        if (root) contribute(c_.recv, c_.recv_count);
-        return {};
-      case Collective::reduce:
-        d.count = c_.send_count;
-        if (root && !c_.in_place && c_.recv_count != c_.send_count)
-          return "the root's receive buffer holds " + n(c_.recv_count) + ", the send buffer " +
-                 n(c_.send_count) + " (they must be equal)";
-        contribute(c_.send, c_.send_count);
-        return root && !c_.in_place ? separate(c_.send_count, c_.recv_count) : "";
-      case Collective::allreduce:
-      case Collective::scan:
-      case Collective::exscan:
-        d.count = c_.send_count;
-        if (c_.recv_count != c_.send_count)
-          return "receive buffer holds " + n(c_.recv_count) + ", send buffer " + n(c_.send_count) +
-                 " (they must be equal)";
-        contribute(c_.send, c_.send_count);
-        return c_.in_place ? "" : separate(c_.send_count, c_.recv_count);
-      case Collective::allgather:
-        if (c_.in_place) {
-          if (auto p = divisible(c_.recv_count, "receive"); !p.empty()) return p;
-          d.count = c_.recv_count / U;
-          contribute(static_cast<const std::byte*>(c_.recv) + rank_ * d.count * e, d.count);
-          return {};
-        }
-        d.count = c_.send_count;
-        if (c_.recv_count != U * c_.send_count) return must_hold("receive", U * c_.send_count);
-        contribute(c_.send, c_.send_count);
-        return separate(c_.send_count, c_.recv_count);
-      case Collective::gather:
-        if (c_.in_place) {
-          if (!root) return "the in_place form of gather is for the root only";
-          if (auto p = divisible(c_.recv_count, "receive"); !p.empty()) return p;
-          d.count = c_.recv_count / U;
-          contribute(static_cast<const std::byte*>(c_.recv) + rank_ * d.count * e, d.count);
-          return {};
-        }
-        d.count = c_.send_count;
-        if (root && c_.recv_count != U * c_.send_count)
-          return must_hold("the root's receive", U * c_.send_count);
-        contribute(c_.send, c_.send_count);
-        return root ? separate(c_.send_count, c_.recv_count) : "";
-      case Collective::scatter:
-        if (c_.in_place) {
-          if (!root) return "the in_place form of scatter is for the root only";
-          if (auto p = divisible(c_.send_count, "send"); !p.empty()) return p;
-          d.count = c_.send_count / U;
-        } else {
-          d.count = c_.recv_count;
-          if (root && c_.send_count != U * c_.recv_count)
-            return must_hold("the root's send", U * c_.recv_count);
-        }
-        if (root) contribute(c_.send, c_.send_count);
-        return root && !c_.in_place ? separate(c_.send_count, c_.recv_count) : "";
-      case Collective::alltoall:
-        if (c_.in_place) {
-          if (auto p = divisible(c_.recv_count, "receive"); !p.empty()) return p;
-          d.count = c_.recv_count / U;
-          contribute(c_.recv, c_.recv_count);
-          return {};
-        }
-        if (c_.send_count != c_.recv_count)
-          return "send buffer holds " + n(c_.send_count) + ", receive buffer " + n(c_.recv_count) +
-                 " (they must be equal)";
-        if (auto p = divisible(c_.send_count, "send"); !p.empty()) return p;
-        d.count = c_.send_count / U;
-        contribute(c_.send, c_.send_count);
-        return separate(c_.send_count, c_.recv_count);
-      case Collective::reduce_scatter_block:
-        if (c_.in_place) {
-          if (auto p = divisible(c_.recv_count, "receive"); !p.empty()) return p;
-          d.count = c_.recv_count / U;
-          contribute(c_.recv, c_.recv_count);
-          return {};
-        }
-        d.count = c_.recv_count;
-        if (c_.send_count != U * c_.recv_count) return must_hold("send", U * c_.recv_count);
-        contribute(c_.send, c_.send_count);
-        return separate(c_.send_count, c_.recv_count);
-      case Collective::allgatherv:
-        if (auto p = layout("recv", c_.recv_counts(), c_.recv_displs(), c_.recv_count); !p.empty())
-          return p;
-        if (c_.in_place) {
-          const std::size_t mine = c_.recv_counts()[rank_];
-          contribute(static_cast<const std::byte*>(c_.recv) + c_.recv_displs()[rank_] * e, mine);
-          return {};
-        }
-        if (c_.send_count != c_.recv_counts()[rank_])
-          return "send buffer holds " + n(c_.send_count) + " but counts[" + std::to_string(rank_) +
-                 "] is " + std::to_string(c_.recv_counts()[rank_]);
-        contribute(c_.send, c_.send_count);
-        return separate(c_.send_count, c_.recv_count);
-      case Collective::gatherv:
-        if (root) {
-          if (auto p = layout("recv", c_.recv_counts(), c_.recv_displs(), c_.recv_count);
-              !p.empty())
-            return p;
-          if (c_.in_place) {
-            contribute(static_cast<const std::byte*>(c_.recv) + c_.recv_displs()[rank_] * e,
-                       c_.recv_counts()[rank_]);
-            return {};
-          }
-        } else if (c_.in_place) {
-          return "the in_place form of gatherv is for the root only";
-        }
-        contribute(c_.send, c_.send_count);
-        return root ? separate(c_.send_count, c_.recv_count) : "";
-      case Collective::scatterv:
-        if (c_.in_place && !root) return "the in_place form of scatterv is for the root only";
-        if (!root) return {};
-        if (auto p = layout("send", c_.send_counts(), c_.send_displs(), c_.send_count); !p.empty())
-          return p;
-        contribute(c_.send, c_.send_count);
-        return c_.in_place ? "" : separate(c_.send_count, c_.recv_count);
-      case Collective::alltoallv:
-        if (auto p = layout("send", c_.send_counts(), c_.send_displs(), c_.send_count); !p.empty())
-          return p;
-        if (auto p = layout("recv", c_.recv_counts(), c_.recv_displs(), c_.recv_count); !p.empty())
-          return p;
-        contribute(c_.send, c_.send_count);
-        return separate(c_.send_count, c_.recv_count);
-    }
-    return problem;
-  }
-
- private:
-  const Call& c_;
-  int rank_, size_;
-  CallDescriptor* d_ = nullptr;
-  const void* contribution_ = nullptr;
-  std::size_t contribution_count_ = 0;
-
- public:
-  const void* contribution() const { return contribution_; }
-  std::size_t contribution_count() const { return contribution_count_; }
-
- private:
-  void contribute(const void* p, std::size_t count) {
-    contribution_ = p;
-    contribution_count_ = count;
-  }
-  static std::string n(std::size_t count) { return std::to_string(count) + " elements"; }
-  std::string must_hold(const char* which, std::size_t expected) const {
-    return std::string(which) + " buffer holds " +
-           n(std::string(which).find("send") != std::string::npos ? c_.send_count : c_.recv_count) +
-           " but must hold " + n(expected) + " (" + std::to_string(size_) + " ranks)";
-  }
-  std::string divisible(std::size_t count, const char* which) const {
-    if (count % static_cast<std::size_t>(size_) == 0) return {};
-    return std::string("in-place ") + which + " buffer holds " + n(count) +
-           ", not a multiple of the team size " + std::to_string(size_);
-  }
-  // Non-in-place forms: the two buffers must not overlap at all.
-  std::string separate(std::size_t send_count, std::size_t recv_count) const {
-    const std::size_t e = c_.type.size;
-    if (overlap(c_.send, send_count * e, c_.recv, recv_count * e))
-      return "send and receive buffers overlap (use the in-place form)";
-    return {};
-  }
-  std::string layout(const char* which, std::span<const std::size_t> counts,
-                     std::span<const std::size_t> displs, std::size_t buffer) const {
-    const auto U = static_cast<std::size_t>(size_);
-    if (counts.size() != U || displs.size() != U)
-      return std::string(which) + " counts and displacements must have one entry per rank (" +
-             std::to_string(size_) + "), got " + std::to_string(counts.size()) + " and " +
-             std::to_string(displs.size());
-    for (std::size_t r = 0; r < U; ++r)
-      if (counts[r] > 0 && (displs[r] > buffer || counts[r] > buffer - displs[r]))
-        return std::string(which) + " block of rank " + std::to_string(r) + " (" +
-               std::to_string(counts[r]) + " elements at " + std::to_string(displs[r]) +
-               ") lies outside the " + which + " buffer of " + n(buffer);
-    return {};
-  }
-};
 
 // In-place outputs that single-process algorithms write while other threads may still read
 // the same buffer as input: publish a private copy of the input instead (what MPI
@@ -257,82 +25,14 @@ void publish_private_copy(CallDescriptor& d) {
   d.contribution = copy.data();
 }
 
-std::size_t selection_bytes(const CallDescriptor& d, int size) {
-  const std::size_t block = d.count * d.call.type.size;
-  switch (d.call.collective) {
-    case Collective::alltoall:
-    case Collective::scatter:
-    case Collective::reduce_scatter_block:
-      return block * static_cast<std::size_t>(size);
-    default:
-      return block;
-  }
+// Whether this single-process call's output overwrites input other threads still read.
+bool in_place_output_races(const CallDescriptor& d, Form form) {
+  const CollectiveTraits& t = traits_of(d.call.collective);
+  if (form == Form::carried)  // small contributions are carried: nobody reads the buffers
+    return (t.in_place_output_races || t.in_place_output_races_in_flat) &&
+           d.contribution_bytes > carry_capacity;
+  return t.in_place_output_races;
 }
-
-}  // namespace
-
-std::string check_arguments(const Call& call, int rank, int size) {
-  Call c = call;
-  if (CombineFn kernel = builtin_combine(c.op, c.type)) c.combine = kernel;
-  CallDescriptor d;
-  Checker checker(c, rank, size);
-  return checker.check(d);
-}
-
-std::string cross_check(const TeamImpl::CallView& view) {
-  const TeamImpl& team = *view.team;
-  const Call& first = view[0].call;
-  const int threads = team.threads();
-  auto local_of = [&](int rank) {
-    const int t = rank - team.first_rank();
-    return t >= 0 && t < threads ? t : -1;
-  };
-  auto mismatch = [&](int holder, const char* what, int rank, std::size_t expected,
-                      std::size_t got) {
-    return team.who(holder) + " expects " + std::to_string(expected) + " elements " + what +
-           " rank " + std::to_string(rank) + ", which passes " + std::to_string(got);
-  };
-  switch (first.collective) {
-    case Collective::allgatherv:
-      // Every rank's count must be the same in every thread's counts.
-      for (int t = 1; t < threads; ++t)
-        if (!std::equal(view[t].call.recv_counts().begin(), view[t].call.recv_counts().end(),
-                        first.recv_counts().begin(), first.recv_counts().end()))
-          return team.who(0) + " and " + team.who(t) + " pass different counts";
-      return {};
-    case Collective::gatherv:
-    case Collective::scatterv: {
-      const int root = local_of(first.root);
-      if (root < 0) return {};
-      const Call& rc = view[root].call;
-      const bool gather = first.collective == Collective::gatherv;
-      for (int t = 0; t < threads; ++t) {
-        if (t == root && rc.in_place) continue;
-        const int rank = team.global_rank(t);
-        const std::size_t expected = gather ? rc.recv_counts()[static_cast<std::size_t>(rank)]
-                                            : rc.send_counts()[static_cast<std::size_t>(rank)];
-        const std::size_t got = gather ? view[t].call.send_count : view[t].call.recv_count;
-        if (expected != got) return mismatch(root, gather ? "from" : "for", rank, expected, got);
-      }
-      return {};
-    }
-    case Collective::alltoallv:
-      for (int s = 0; s < threads; ++s)
-        for (int t = 0; t < threads; ++t) {
-          const auto sr = static_cast<std::size_t>(team.global_rank(s));
-          const auto tr = static_cast<std::size_t>(team.global_rank(t));
-          if (view[s].call.send_counts()[tr] != view[t].call.recv_counts()[sr])
-            return team.who(t) + " expects " + std::to_string(view[t].call.recv_counts()[sr]) +
-                   " elements from rank " + std::to_string(sr) + ", which sends " +
-                   std::to_string(view[s].call.send_counts()[tr]);
-        }
-      return {};
-    default:
-      return {};
-  }
-}
-
-namespace {
 
 // Everything but the inline form. Out of line so that calls taking the inline form do not pay
 // for this one's frame (a descriptor with a std::string) on the way in and out.
@@ -341,42 +41,44 @@ namespace {
   d.call = user_call;
   // Built-in ops on built-in types use the kernels compiled into the library.
   if (CombineFn kernel = builtin_combine(d.call.op, d.call.type)) d.call.combine = kernel;
-  Checker checker(d.call, team.global_rank(me), team.size());
-  d.invalid = checker.check(d);
-  d.contribution = checker.contribution();
-  d.contribution_bytes = checker.contribution_count() * d.call.type.size;
+  d.invalid = check_own_arguments(d.call, team.global_rank(me), team.size(), d);
 
   const Collective c = d.call.collective;
-  const Algorithm algorithm =
-      team.choose(me, c, selection_bytes(d, team.size()), d.call.commutative);
-  if (d.invalid.empty() && !d.call.commutative && needs_commutative_op(c, algorithm))
-    d.invalid = std::string("the algorithm forced for ") + to_string(c) +
-                " combines out of rank order and needs a commutative op (declare a commutative "
-                "user op with tlc::commutative(f), or force another algorithm)";
+  std::string fallback;
+  const Plan plan = team.planner().plan(
+      {c, d.count, d.call.type.size, d.call.commutative, d.call.in_place}, &fallback);
+  if (plan.fell_back && team.planner().fallback_error() && d.invalid.empty())
+    d.invalid = std::move(fallback);
   if (d.invalid.empty() && d.call.in_place && team.processes() == 1 &&
-      in_place_output_races(c, algorithm) &&
-      !(algorithm == Algorithm::flat && d.contribution_bytes <= carry_capacity))
+      in_place_output_races(d, plan.form))
     publish_private_copy(d);
-  switch (algorithm) {
-    case Algorithm::flat:
+  if (c == Collective::barrier) return barrier_hierarchical(team, me, std::move(d));
+  switch (plan.form) {
+    case Form::inline_line:  // calls that fit a begin line took the inline form already
+    case Form::carried:
       return run_flat(team, me, std::move(d));
-    case Algorithm::sliced:
+    case Form::sliced:
       return run_sliced(team, me, std::move(d));
-    case Algorithm::two_level:
+    case Form::two_level:
       return run_two_level(team, me, std::move(d));
-    default:
-      if (c == Collective::barrier) return barrier_hierarchical(team, me, std::move(d));
-      // A single process has nothing to do between processes.
-      if (team.processes() == 1) return run_sliced(team, me, std::move(d));
-      return run_across_processes(team, me, std::move(d), algorithm);
+    case Form::staged:
+    case Form::direct:
+    case Form::pipelined:
+      return run_across_processes(team, me, std::move(d), plan);
   }
+}
+
+// Elements of the contribution the inline form would carry.
+std::size_t inline_count(const Call& c) noexcept {
+  return c.collective == Collective::bcast ? c.recv_count : c.send_count;
 }
 
 }  // namespace
 
-void run_collective(TeamImpl& team, int me, const Call& user_call) {
-  if (team.inline_enabled(user_call.collective) && run_flat_inline(team, me, user_call)) return;
-  run_general(team, me, user_call);
+void run_collective(TeamImpl& team, int me, const Call& call) {
+  if (team.planner().serves_inline(call, inline_count(call)))
+    return run_flat_inline(team, me, call, inline_count(call));
+  run_general(team, me, call);
 }
 
 }  // namespace tlc::detail

@@ -1,5 +1,5 @@
 // Flat: the small-message algorithm of every collective inside one process, after Jain et al.
-// (shared/seeds/002_56062f46934e0b06.txt, sec. III-A/B: single-writer flags on their own cache
+// ([Jain], sec. III-A/B: single-writer flags on their own cache
 // lines, monotonic counters, data carried in the flag's line).
 //
 // Phases (T threads of one process, n bytes per contribution):
@@ -38,7 +38,7 @@ void reduce_own(const CallView& view, int first, int last, std::size_t offset, v
 }  // namespace
 
 void run_flat(TeamImpl& team, int me, CallDescriptor d) {
-  const auto view = team.begin_call(me, std::move(d), /*carry=*/true);
+  const auto view = begin_validated(team, me, std::move(d), /*carry=*/true);
   const int threads = team.threads();
   const Call& c = view[me].call;
   const std::size_t n = view[me].count;

@@ -1,6 +1,6 @@
 // Flat, inline form: barrier, bcast, reduce, allreduce, scan and exscan of single-process teams
 // whose contribution fits in the rest of a thread's begin line (inline_capacity = 32 bytes), the
-// extreme case of Jain et al. (shared/seeds/002_56062f46934e0b06.txt, sec. III-A: "data carried
+// extreme case of Jain et al. ([Jain], sec. III-A: "data carried
 // in the flag's cache line"; sec. II-A/B: one writer per line, monotonic counters).
 //
 // Phases (T threads of one process, n <= 32 bytes each):
@@ -20,12 +20,15 @@
 // back-to-back calls, so the begin step is inlined (team_impl.hpp) and nothing on the path of
 // valid calls builds a string or looks a kernel up more than once per thread and (op, type).
 //
-// Every thread takes this form or none of them does: the decision depends only on what the
-// fingerprint holds (collective, element type, op, count) and on the team. A thread whose
+// Every thread takes this form or none of them does: the planner's decision
+// (Planner::serves_inline) depends only on what the fingerprint holds (collective, element type,
+// op, count) and on the team. A thread whose
 // fingerprint differs (wrong count, say) may take the general path; both paths compare the same
 // fingerprints at the same begin step and throw the same error.
 #include <cstring>
 #include <string>
+
+#include <tlc/detail/collective_traits.hpp>
 
 #include "algo/algorithms.hpp"
 #include "intra/sliced_reduce.hpp"
@@ -72,27 +75,10 @@ LineFoldFn line_fold_for(TeamImpl& team, int me, const Call& c) {
 
 }  // namespace
 
-bool run_flat_inline(TeamImpl& team, int me, const Call& c) {
-  std::size_t count = 0;
-  switch (c.collective) {
-    case Collective::barrier:
-      break;
-    case Collective::bcast:
-      count = c.recv_count;
-      break;
-    case Collective::reduce:
-    case Collective::allreduce:
-    case Collective::scan:
-    case Collective::exscan:
-      count = c.send_count;
-      break;
-    default:
-      return false;
-  }
-  if (count > inline_capacity || count * c.type.size > inline_capacity) return false;
-  const bool reduction = c.collective != Collective::barrier && c.collective != Collective::bcast;
+void run_flat_inline(TeamImpl& team, int me, const Call& c, std::size_t count) {
+  // The planner has checked that the data fits the line and that a line kernel exists.
+  const bool reduction = traits_of(c.collective).reduction;
   const LineFoldFn fold_lines = reduction ? line_fold_for(team, me, c) : nullptr;
-  if (reduction && !fold_lines) return false;
 
   const int rank = team.global_rank(me);
   const bool root = c.root == rank;
@@ -127,7 +113,6 @@ bool run_flat_inline(TeamImpl& team, int me, const Call& c) {
     default:
       break;
   }
-  return true;
 }
 
 }  // namespace tlc::detail

@@ -1,6 +1,6 @@
 // Hierarchical: every collective across processes through one leader per process (Parsons'
-// universal hierarchical algorithm, shared/seeds/000_71278c9285ec9e6c.txt ch. 2.3; Traff &
-// Hunold's "_hier" decompositions, shared/seeds/003_153763b6ba621384.txt sec. 3).
+// universal hierarchical algorithm, [Parsons] ch. 2.3; Traff &
+// Hunold's "_hier" decompositions, [TraffHunold] sec. 3).
 //
 // Phases (P processes, T_p threads in process p, N ranks in all, n bytes per rank block):
 //   1. begin_call (rendezvous), growing the team's staging buffer when needed.
@@ -15,7 +15,7 @@
 // into thread 0's output, from which the other threads copy.
 // The next call's begin_call protects the staging buffer from being overwritten early.
 // Cost: 2-3 alpha_sync + intra phases of n*T_p bytes at memory speed + the MPI collective of
-// n*T_p bytes per process (MPICH's algorithms, shared/seeds/001_e878f958388ea521.txt). The
+// n*T_p bytes per process (MPICH's algorithms, [Thakur]). The
 // lane algorithms of the inter-process issue replace the single leader.
 // A single-process team has nothing to do between processes and runs the sliced algorithm.
 #include <algorithm>
@@ -56,16 +56,6 @@ const std::vector<std::size_t>& packed_offsets(int ranks, CountOf&& bytes_of) {
   for (int r = 0; r < ranks; ++r)
     offsets[static_cast<std::size_t>(r) + 1] = offsets[static_cast<std::size_t>(r)] + bytes_of(r);
   return offsets;
-}
-
-// One thread in this process and one leader without lanes: the rank-packed staging layout is
-// the caller's own (non-v) buffer, so the MPI collective runs on the caller's buffers and the
-// copies in and out vanish. The MPI call is the same as through the staging buffer, so the
-// processes need not agree on this choice.
-bool direct(const TeamImpl& team, const NetworkPhase& net, const Call& c) {
-  const bool v = c.collective == Collective::allgatherv || c.collective == Collective::gatherv ||
-                 c.collective == Collective::scatterv || c.collective == Collective::alltoallv;
-  return team.threads() == 1 && !net.uses_lanes() && !v;
 }
 
 void copy_bytes(void* to, const void* from, std::size_t bytes) {
@@ -109,7 +99,7 @@ void reduce(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
 void allreduce(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const Call& c = view[me].call;
   const std::size_t n = view[me].count, bytes = n * c.type.size;
-  if (team.threads() == 1 && !net.uses_lanes()) {
+  if (net.plan().form == Form::direct) {
     // Nothing to combine inside the process: straight from the caller's buffers.
     team.comm().allreduce(c.in_place ? nullptr : c.send, c.recv, n, c);
     return;
@@ -129,11 +119,11 @@ void allgather(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) 
   thread_local Layout layout;
   per_process(team, offsets, layout);
   const int rank = team.global_rank(me);
-  if (direct(team, net, c) && team.shape().equal_processes) {  // one thread everywhere
+  if (net.direct() && net.plan().one_thread_everywhere) {
     team.comm().allgather(c.in_place ? nullptr : c.send, c.recv, n * e);
     return;
   }
-  if (direct(team, net, c)) {
+  if (net.direct()) {
     auto* out = static_cast<std::byte*>(c.recv);
     copy_bytes(out + offsets[static_cast<std::size_t>(rank)], view[me].contribution,
                view[me].contribution_bytes);
@@ -159,7 +149,7 @@ void gather(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const bool v = c.collective == Collective::gatherv;
   const int root_process = team.process_of(c.root);
   const int threads = team.threads();
-  if (root_process != team.process() && direct(team, net, c)) {
+  if (root_process != team.process() && net.direct()) {
     net.gatherv(static_cast<const std::byte*>(view[me].contribution), view[me].contribution_bytes,
                 nullptr, Layout{}, root_process);
     return;
@@ -180,7 +170,7 @@ void gather(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const auto& offsets = packed_offsets(team.size(), [&](int r) { return count_of(r) * e; });
   thread_local Layout layout;
   per_process(team, offsets, layout);
-  if (direct(team, net, c)) {  // the root is this process's only thread
+  if (net.direct()) {  // the root is this process's only thread
     auto* out = static_cast<std::byte*>(rc.recv);
     copy_bytes(out + offsets[static_cast<std::size_t>(c.root)], view[me].contribution,
                view[me].contribution_bytes);
@@ -208,7 +198,7 @@ void scatter(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const int root_process = team.process_of(c.root);
   const int threads = team.threads();
   const bool skip_me = team.global_rank(me) == c.root && c.in_place;
-  if (root_process != team.process() && direct(team, net, c)) {
+  if (root_process != team.process() && net.direct()) {
     net.scatterv(nullptr, Layout{}, static_cast<std::byte*>(c.recv), c.recv_count * e,
                  root_process);
     return;
@@ -227,7 +217,7 @@ void scatter(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
   const auto& offsets = packed_offsets(team.size(), [&](int r) { return count_of(r) * e; });
   thread_local Layout layout;
   per_process(team, offsets, layout);
-  if (direct(team, net, c)) {  // the root is this process's only thread
+  if (net.direct()) {  // the root is this process's only thread
     const std::byte* source = contribution_of(view, root);
     net.scatterv(source, layout, nullptr, 0, root_process);
     if (!skip_me)
@@ -292,11 +282,11 @@ void alltoall(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
     send_layout.bytes[Q] = static_cast<MPI_Count>(send_total) - send_layout.displs[Q];
     recv_layout.bytes[Q] = static_cast<MPI_Count>(recv_total) - recv_layout.displs[Q];
   }
-  if (direct(team, net, c) && !c.in_place && team.shape().equal_processes) {
-    team.comm().alltoall(c.send, c.recv, n * e);  // one thread everywhere
+  if (net.direct() && net.plan().one_thread_everywhere) {
+    team.comm().alltoall(c.send, c.recv, n * e);
     return;
   }
-  if (direct(team, net, c) && !c.in_place) {
+  if (net.direct()) {
     net.alltoallv(static_cast<const std::byte*>(c.send), send_layout,
                   static_cast<std::byte*>(c.recv), recv_layout);
     return;
@@ -342,7 +332,7 @@ void reduce_scatter_block(TeamImpl& team, int me, const CallView& view, NetworkP
   const std::size_t e = c.type.size, n = view[me].count;
   const auto N = static_cast<std::size_t>(team.size());
   const auto T = static_cast<std::size_t>(team.threads());
-  if (direct(team, net, c) && team.shape().equal_processes) {  // one thread everywhere
+  if (net.direct() && net.plan().one_thread_everywhere) {
     // MPI's own reduce_scatter_block on the caller's buffers; in place through a block of
     // staging (MPICH 4.0's in-place reduce-scatter copies overlapping ranges).
     team.grow_staging(me, c.in_place ? n * e : 0);
@@ -385,17 +375,10 @@ void scan(TeamImpl& team, int me, const CallView& view, NetworkPhase& net) {
 
 }  // namespace
 
-void run_across_processes(TeamImpl& team, int me, CallDescriptor d, Algorithm algorithm) {
-  const auto view = team.begin_call(me, std::move(d));
-  // With one thread in every process that thread would drive all lanes one after another: L
-  // smaller MPI calls instead of one, nothing in parallel. Every process sees the same shape.
-  if (algorithm == Algorithm::full_lane && team.shape().equal_processes && team.threads() == 1)
-    algorithm = Algorithm::hierarchical;
-  // Every process must make the same MPI calls: pipelines() depends on what all processes
-  // share (sizes, algorithm, team shape), never on this process's thread count alone.
-  if (pipelines(team, view[me].call.collective, view[me].count, view[me].call.type.size, algorithm))
-    return run_pipelined(team, me, view, algorithm);
-  NetworkPhase net(team, me, algorithm);
+void run_across_processes(TeamImpl& team, int me, CallDescriptor d, const Plan& plan) {
+  const auto view = begin_validated(team, me, std::move(d));
+  if (plan.form == Form::pipelined) return run_pipelined(team, me, view, plan);
+  NetworkPhase net(team, me, plan);
   switch (view[me].call.collective) {
     case Collective::barrier:
       return net.barrier();

@@ -1,5 +1,5 @@
 // See network_phase.hpp. Costs (n bytes per process, P processes, L lanes, alpha/beta of one
-// lane, MPICH's algorithm for each MPI collective, shared/seeds/001_e878f958388ea521.txt):
+// lane, MPICH's algorithm for each MPI collective, [Thakur]):
 //   hierarchical: one MPI collective of n bytes: e.g. allreduce 2 log P alpha + 2 n beta.
 //   full_lane:    L concurrent MPI collectives of n/L bytes: e.g. allreduce
 //                 2 log P alpha + 2 (n/L) beta where lanes progress in parallel (per-VCI MPICH),
@@ -48,17 +48,13 @@ void as_sizes(std::span<const MPI_Count> bytes, std::span<const MPI_Aint> displs
 // i+1 overlaps the second hop of segment i, large enough to stay in MPI's rendezvous protocol.
 constexpr std::size_t bcast_segment_bytes = 256 * 1024;
 
-// Bruck's allgather on part l of every process block, when the blocks are equal and packed
-// (false otherwise: the caller runs the ring, which takes any sizes). The parts are strided in
-// the staging buffer, so this lane packs them into its own buffer, runs Bruck there and
-// unpacks: two local copies of the lane's share buy ceil(log2 P) rounds instead of P-1.
-bool bruck_allgather_part(ProcessComm& comm, std::byte* buf, const Layout& layout, int l, int L) {
+// Bruck's allgather on part l of every process block. The planner gives bruck only to teams
+// whose processes hold equal, packed blocks. The parts are strided in the staging buffer, so
+// this lane packs them into its own buffer, runs Bruck there and unpacks: two local copies of
+// the lane's share buy ceil(log2 P) rounds instead of P-1.
+void bruck_allgather_part(ProcessComm& comm, std::byte* buf, const Layout& layout, int l, int L) {
   const std::size_t P = layout.bytes.size();
   const auto block = static_cast<std::size_t>(layout.bytes[0]);
-  for (std::size_t p = 0; p < P; ++p)
-    if (static_cast<std::size_t>(layout.bytes[p]) != block ||
-        static_cast<std::size_t>(layout.displs[p]) != p * block)
-      return false;
   const Slice s = byte_part(block, l, L);
   const std::size_t part = s.size();
   thread_local std::vector<std::byte> packed;
@@ -68,7 +64,6 @@ bool bruck_allgather_part(ProcessComm& comm, std::byte* buf, const Layout& layou
   p2p::bruck_allgather(comm, packed.data(), part);
   for (std::size_t p = 0; p < P; ++p)
     if (p != mine && part) std::memcpy(buf + p * block + s.begin, packed.data() + p * part, part);
-  return true;
 }
 
 }  // namespace
@@ -155,8 +150,8 @@ void NetworkPhase::allgatherv(std::byte* buf, const Layout& layout) {
     thread_local std::vector<MPI_Count> bytes;
     thread_local std::vector<MPI_Aint> displs;
     part_of(layout, l, L, bytes, displs);
-    if (algorithm_ == Algorithm::bruck && bruck_allgather_part(comm, buf, layout, l, L)) return;
-    if (algorithm_ == Algorithm::ring || algorithm_ == Algorithm::bruck) {
+    if (algorithm_ == Algorithm::bruck) return bruck_allgather_part(comm, buf, layout, l, L);
+    if (algorithm_ == Algorithm::ring) {
       thread_local std::vector<std::size_t> sizes, offsets;
       as_sizes(bytes, displs, sizes, offsets);
       p2p::ring_allgatherv(comm, buf, sizes, offsets);

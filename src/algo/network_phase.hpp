@@ -2,9 +2,9 @@
 //   - hierarchical: thread 0 runs the MPI collective on the whole staging buffer;
 //   - full_lane: the staging buffer is cut into L parts; the thread driving lane l runs the
 //     same MPI collective on part l on lane l, all lanes at once (Traff & Hunold,
-//     shared/seeds/003_153763b6ba621384.txt sec. 3, "_lane");
+//     [TraffHunold] sec. 3, "_lane");
 //   - multi_sender: as full_lane, but each lane runs tlc's own point-to-point algorithm
-//     (src/inter/p2p.hpp) on its part (Parsons, shared/seeds/000_71278c9285ec9e6c.txt
+//     (src/inter/p2p.hpp) on its part (Parsons, [Parsons]
 //     ch. 2.3.2).
 // Every thread of the process calls each method (it is a synchronisation step); it returns
 // when the inter-process part is complete on every lane of this process. Parts are cut on
@@ -18,7 +18,7 @@
 
 #include <mpi.h>
 
-#include "select/selector.hpp"
+#include "select/planner.hpp"
 #include "team/team_impl.hpp"
 
 namespace tlc::detail {
@@ -31,11 +31,12 @@ struct Layout {
 
 class NetworkPhase {
  public:
-  NetworkPhase(TeamImpl& team, int me, Algorithm algorithm)
-      : team_(team), me_(me), algorithm_(algorithm) {}
+  NetworkPhase(TeamImpl& team, int me, const Plan& plan)
+      : team_(team), me_(me), plan_(plan), algorithm_(plan.algorithm) {}
 
-  bool uses_lanes() const noexcept { return lanes(); }
-  Algorithm algorithm() const noexcept { return algorithm_; }
+  const Plan& plan() const noexcept { return plan_; }
+  // The plan's direct form: this process's one thread calls MPI on its own buffers.
+  bool direct() const noexcept { return plan_.form == Form::direct; }
 
   void barrier();
   void bcast(std::byte* buf, std::size_t bytes, int root);
@@ -63,10 +64,11 @@ class NetworkPhase {
   // part(process comm, 0, 1)), between two rendezvous of the process.
   template <class Part>
   void step(const char* what, Part&& part);
-  bool lanes() const noexcept { return algorithm_ != Algorithm::hierarchical; }
+  bool lanes() const noexcept { return uses_lanes(algorithm_); }
 
   TeamImpl& team_;
   int me_;
+  const Plan& plan_;
   Algorithm algorithm_;
 };
 

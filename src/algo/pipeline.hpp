@@ -1,8 +1,8 @@
 // The pipeline engine of the collectives across processes that run in chunks
 // (algo/pipelined.cpp: bcast and the reductions; algo/pipelined_movers.cpp: allgather, gather,
 // scatter, alltoall, reduce_scatter_block), after Traff & Hunold
-// (shared/seeds/003_153763b6ba621384.txt sec. 5, pipelining the node-local and lane phases) and
-// Jain et al. (shared/seeds/002_56062f46934e0b06.txt sec. III-E, the chunked shared buffer).
+// ([TraffHunold] sec. 5, pipelining the node-local and lane phases) and
+// Jain et al. ([Jain] sec. III-E, the chunked shared buffer).
 //
 // Roles: drivers run the inter-process collective of each chunk (hierarchical: thread 0 on the
 // process communicator; full_lane: each lane thread on its part of the chunk, on its lane).
@@ -26,7 +26,7 @@
 #include <cstdint>
 
 #include "intra/sliced_reduce.hpp"
-#include "select/selector.hpp"
+#include "select/planner.hpp"
 #include "team/team_impl.hpp"
 
 namespace tlc::detail {
@@ -36,12 +36,12 @@ class Pipeline {
   // count elements per rank block in all; `pieces` rank blocks travel in one region (1 for
   // bcast and the reductions, whose region holds one block; the number of ranks for the movers,
   // whose region holds a piece of every rank's block).
-  Pipeline(TeamImpl& team, int me, std::size_t element_size, std::size_t count, Algorithm algorithm,
+  Pipeline(TeamImpl& team, int me, std::size_t element_size, std::size_t count, const Plan& plan,
            std::size_t pieces = 1)
       : team_(team), me_(me), e_(element_size), n_(count) {
-    on_lanes_ = algorithm != Algorithm::hierarchical;
+    on_lanes_ = uses_lanes(plan.algorithm);
     lanes_ = on_lanes_ ? team.lanes() : 1;
-    chunk_ = chunk_elements(team, element_size, algorithm, pieces);
+    chunk_ = chunk_elements(plan, element_size, pieces);
     chunks_ = (n_ + chunk_ - 1) / chunk_;
     const int threads = team.threads();
     int drivers = 0;
@@ -53,17 +53,16 @@ class Pipeline {
     }
   }
 
-  // Elements per rank block in one chunk: the same on every process (it depends on the team's
-  // chunk size, its shape and the call only). A chunk is one pipeline unit per lane: each lane's
-  // MPI call keeps the team's chunk size, so more lanes do not mean more, smaller MPI calls (on
-  // a global-lock MPI, where lanes run one after the other, 1 MiB chunks cut in 4 made 4 lanes
-  // twice as slow as 1 at 16 MiB).
-  static std::size_t chunk_elements(const TeamImpl& team, std::size_t element_size,
-                                    Algorithm algorithm, std::size_t pieces) noexcept {
-    const auto lanes =
-        static_cast<std::size_t>(algorithm == Algorithm::hierarchical ? 1 : team.lanes());
+  // Elements per rank block in one chunk: the same on every process (it depends on the plan's
+  // chunk size, the team's shape and the call only). A chunk is one pipeline unit per lane: each
+  // lane's MPI call keeps the plan's chunk size, so more lanes do not mean more, smaller MPI calls
+  // (on a global-lock MPI, where lanes run one after the other, chunks cut in L made L lanes
+  // slower than one).
+  static std::size_t chunk_elements(const Plan& plan, std::size_t element_size,
+                                    std::size_t pieces) noexcept {
+    const auto lanes = static_cast<std::size_t>(std::max(1, plan.lanes));
     return std::max<std::size_t>(
-        1, team.pipeline_chunk_bytes() * lanes / (element_size * std::max<std::size_t>(1, pieces)));
+        1, plan.chunk_bytes * lanes / (element_size * std::max<std::size_t>(1, pieces)));
   }
   std::size_t chunk_elements() const noexcept { return chunk_; }
   int lanes() const noexcept { return lanes_; }
@@ -156,13 +155,8 @@ class Pipeline {
   int worker_ = -1, workers_ = 0;
 };
 
-// The non-v movers: allgather, gather, scatter, alltoall, and reduce_scatter_block
-// (algo/pipelined_movers.cpp).
-inline bool pipelinable_mover(Collective c) {
-  return c == Collective::allgather || c == Collective::gather || c == Collective::scatter ||
-         c == Collective::alltoall || c == Collective::reduce_scatter_block;
-}
-void run_pipelined_mover(TeamImpl& team, int me, const TeamImpl::CallView& view,
-                         Algorithm algorithm);
+// The non-v movers: allgather, gather, scatter, alltoall, and reduce_scatter_block, whose
+// chunks hold a piece of every rank block (Chunking::pieces; algo/pipelined_movers.cpp).
+void run_pipelined_mover(TeamImpl& team, int me, const TeamImpl::CallView& view, const Plan& plan);
 
 }  // namespace tlc::detail

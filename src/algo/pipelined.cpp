@@ -1,7 +1,7 @@
 // Pipelined collectives across processes: bcast, reduce, allreduce, scan and exscan of large
 // buffers, in chunks, the intra-process phases of chunk i+1 overlapping the network phase of
-// chunk i (Traff & Hunold, shared/seeds/003_153763b6ba621384.txt sec. 5, on pipelining the
-// node-local and lane phases; Jain et al., shared/seeds/002_56062f46934e0b06.txt sec. III-E for
+// chunk i (Traff & Hunold, [TraffHunold] sec. 5, on pipelining the
+// node-local and lane phases; Jain et al., [Jain] sec. III-E for
 // the chunked shared buffer). These are the collectives whose chunk is a collective of its own:
 // chunk i of the result depends on chunk i of the inputs only.
 //
@@ -17,11 +17,13 @@
 // returns.
 // Cost: (K + 1) * max(intra(C), network(C)) instead of K times their sum.
 //
-// Every process must make the same MPI calls, so whether and how a call pipelines depends on
-// the byte count, the algorithm, the team's chunk size and the shape of the whole team only.
+// Every process must make the same MPI calls, so whether and how a call pipelines (the plan's
+// decision, src/select/planner.cpp) depends on what all processes share only.
 #include <algorithm>
 #include <cstring>
 #include <vector>
+
+#include <tlc/detail/collective_traits.hpp>
 
 #include "algo/algorithms.hpp"
 #include "algo/pipeline.hpp"
@@ -31,11 +33,6 @@
 namespace tlc::detail {
 
 namespace {
-
-bool pipelinable(Collective c) {
-  return c == Collective::bcast || c == Collective::reduce || c == Collective::allreduce ||
-         c == Collective::scan || c == Collective::exscan;
-}
 
 // Reduces this worker's slice of chunk i of every thread's contribution into region, with the
 // caller's own op (c).
@@ -52,29 +49,13 @@ void produce_reduction(const Pipeline& pipe, const CallView& view, const Call& c
 
 }  // namespace
 
-bool pipelines(const TeamImpl& team, Collective c, std::size_t count, std::size_t element_size,
-               Algorithm algorithm) {
-  if (is_multi_sender(algorithm)) return false;
-  // One thread everywhere and one leader: the MPI collective runs on the callers' buffers and
-  // there is no intra-process phase to overlap.
-  if (algorithm == Algorithm::hierarchical && team.shape().equal_processes && team.threads() == 1)
-    return false;
-  if (pipelinable(c)) {
-    if (c == Collective::bcast && !team.pipeline_movers()) return false;
-    return count * element_size >= 2 * team.pipeline_chunk_bytes();
-  }
-  if (!pipelinable_mover(c)) return false;
-  if (!team.pipeline_movers()) return false;
-  return count >= 2 * Pipeline::chunk_elements(team, element_size, algorithm,
-                                               static_cast<std::size_t>(team.size()));
-}
-
-void run_pipelined(TeamImpl& team, int me, const CallView& view, Algorithm algorithm) {
+void run_pipelined(TeamImpl& team, int me, const CallView& view, const Plan& plan) {
   const Call& c = view[me].call;
-  if (pipelinable_mover(c.collective)) return run_pipelined_mover(team, me, view, algorithm);
+  if (traits_of(c.collective).chunking == Chunking::pieces)
+    return run_pipelined_mover(team, me, view, plan);
   const int threads = team.threads();
   const std::size_t e = c.type.size, n = view[me].count;
-  Pipeline pipe(team, me, e, n, algorithm);
+  Pipeline pipe(team, me, e, n, plan);
   const std::size_t chunk_bytes = pipe.chunk_elements() * e;
   const bool rooted = c.collective == Collective::bcast || c.collective == Collective::reduce;
   const bool root_process = rooted && team.process_of(c.root) == team.process();

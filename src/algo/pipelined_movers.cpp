@@ -1,6 +1,6 @@
 // Pipelined movers across processes: allgather, gather, scatter, alltoall and
 // reduce_scatter_block of large blocks, in chunks, through the engine of algo/pipeline.hpp
-// (Traff & Hunold, shared/seeds/003_153763b6ba621384.txt sec. 5). Non-v forms only; the
+// (Traff & Hunold, [TraffHunold] sec. 5). Non-v forms only; the
 // v-variants run the unpipelined compositions of algo/hierarchical.cpp.
 //
 // Chunk i is elements [iC, iC + C) of every rank block (of every destination block for
@@ -79,7 +79,7 @@ void copy_part(void* to, const void* from, std::size_t bytes) {
 
 class MoverPipeline {
  public:
-  MoverPipeline(TeamImpl& team, int me, const CallView& view, Algorithm algorithm)
+  MoverPipeline(TeamImpl& team, int me, const CallView& view, const Plan& plan)
       : team_(team),
         me_(me),
         view_(view),
@@ -89,7 +89,7 @@ class MoverPipeline {
         N_(static_cast<std::size_t>(team.size())),
         T_(static_cast<std::size_t>(team.threads())),
         first_(static_cast<std::size_t>(team.first_rank())),
-        pipe_(team, me, e_, n_, algorithm, N_) {}
+        pipe_(team, me, e_, n_, plan, N_) {}
 
   void run() {
     switch (c_.collective) {
@@ -340,8 +340,8 @@ class MoverPipeline {
 
 }  // namespace
 
-void run_pipelined_mover(TeamImpl& team, int me, const CallView& view, Algorithm algorithm) {
-  MoverPipeline(team, me, view, algorithm).run();
+void run_pipelined_mover(TeamImpl& team, int me, const CallView& view, const Plan& plan) {
+  MoverPipeline(team, me, view, plan).run();
 }
 
 }  // namespace tlc::detail

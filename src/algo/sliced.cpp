@@ -1,5 +1,5 @@
 // Sliced: the large-message algorithm of every collective inside one process, publish-and-slice
-// (DESIGN section 4; Jain et al., shared/seeds/002_56062f46934e0b06.txt, sec. III-E, without
+// (DESIGN section 4; Jain et al., [Jain], sec. III-E, without
 // their copy into a shared buffer: threads read each other's buffers directly).
 //
 // Phases (T threads, n bytes per rank block):
@@ -23,7 +23,7 @@
 namespace tlc::detail {
 
 void run_sliced(TeamImpl& team, int me, CallDescriptor d) {
-  const auto view = team.begin_call(me, std::move(d));
+  const auto view = begin_validated(team, me, std::move(d));
   const int threads = team.threads();
   const auto T = static_cast<std::size_t>(threads);
   const Call& c = view[me].call;

@@ -1,6 +1,6 @@
 // Two-level: reductions in a process whose threads span several NUMA domains (DESIGN section 4,
 // "trees shaped by the NUMA layout"; the intra-node part of Traff & Hunold's hierarchical
-// decomposition, shared/seeds/003_153763b6ba621384.txt sec. 3, applied to NUMA domains).
+// decomposition, [TraffHunold] sec. 3, applied to NUMA domains).
 //
 // Threads are grouped into maximal runs of consecutive ranks placed in the same NUMA domain
 // (so rank order survives; G groups of S_g threads).
@@ -24,7 +24,7 @@
 namespace tlc::detail {
 
 void run_two_level(TeamImpl& team, int me, CallDescriptor d) {
-  const auto view = team.begin_call(me, std::move(d));
+  const auto view = begin_validated(team, me, std::move(d));
   const int threads = team.threads();
   const Call& c = view[me].call;
   const std::size_t n = view[me].count;

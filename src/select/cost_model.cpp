@@ -7,27 +7,15 @@
 
 #include <tlc/error.hpp>
 
-#include "select/selector.hpp"
+#include "select/registry.hpp"
 
 namespace tlc::detail {
 
 namespace {
 
-double env_number(const char* name, double fallback) {
-  const char* text = std::getenv(name);
-  if (!text || !*text) return fallback;
-  char* end = nullptr;
-  errno = 0;
-  const double value = std::strtod(text, &end);
-  if (errno || *end || !(value > 0))
-    throw Error(Errc::invalid_argument,
-                std::string("tlc: ") + name + "='" + text + "' is not a positive number");
-  return value;
-}
-
 double log2_ceil(int p) { return p <= 1 ? 0.0 : std::ceil(std::log2(static_cast<double>(p))); }
 
-// MPICH's default algorithms (seeds/001 sec. 4), n bytes per process (block for allgather-like).
+// MPICH's default algorithms ([Thakur] sec. 4), n bytes per process (block for allgather-like).
 struct Mpi {
   const CostParameters& c;
   int P;
@@ -74,17 +62,6 @@ struct Mpi {
 };
 
 }  // namespace
-
-CostParameters CostParameters::from_environment() {
-  CostParameters p;
-  p.alpha = env_number("TLC_COST_ALPHA_US", p.alpha * 1e6) * 1e-6;
-  p.lane_bandwidth = env_number("TLC_COST_LANE_GBS", p.lane_bandwidth / 1e9) * 1e9;
-  p.reduce_bandwidth = env_number("TLC_COST_REDUCE_GBS", p.reduce_bandwidth / 1e9) * 1e9;
-  p.rendezvous = env_number("TLC_COST_SYNC_US", p.rendezvous * 1e6) * 1e-6;
-  if (const char* text = std::getenv("TLC_COST_LANE_PARALLELISM"); text && *text)
-    p.lane_parallelism = static_cast<int>(env_number("TLC_COST_LANE_PARALLELISM", 1));
-  return p;
-}
 
 std::optional<double> predict(Algorithm algorithm, const CostQuery& q, const CostParameters& c) {
   const int P = q.processes;

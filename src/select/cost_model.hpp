@@ -1,7 +1,7 @@
 // An alpha-beta-gamma cost model of the inter-process algorithms (Thakur, Rabenseifner & Gropp,
-// shared/seeds/001_e878f958388ea521.txt sec. 2: a message of n bytes costs alpha + n*beta, a
+// [Thakur] sec. 2: a message of n bytes costs alpha + n*beta, a
 // reduction of n bytes n*gamma), with per-lane bandwidth (Traff & Hunold,
-// shared/seeds/003_153763b6ba621384.txt sec. 2: k lanes each carrying c/k).
+// [TraffHunold] sec. 2: k lanes each carrying c/k).
 //
 // Only differences between algorithms matter: every composition shares the same intra-process
 // phases, so the model prices the inter-process phase plus the extra rendezvous a lane
@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -16,7 +17,7 @@
 
 namespace tlc::detail {
 
-enum class Algorithm;
+enum class Algorithm : std::uint8_t;
 
 struct CostParameters {
   double alpha = 2e-6;            // seconds per message (TLC_COST_ALPHA_US)
@@ -27,9 +28,6 @@ struct CostParameters {
   // MPICH's number of VCIs (MPIR_CVAR_CH4_NUM_VCIS, 1 in a global-lock build such as Debian's),
   // else every lane.
   int lane_parallelism = 0;
-
-  // Defaults overridden by the TLC_COST_* variables; garbage is an error.
-  static CostParameters from_environment();
 };
 
 struct CostQuery {

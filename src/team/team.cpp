@@ -9,80 +9,12 @@
 #include <tlc/error.hpp>
 #include <tlc/team.hpp>
 
+#include "team/config.hpp"
 #include "team/team_impl.hpp"
 
 namespace tlc::detail {
 
 namespace {
-
-// Environment variables fill in what TeamOptions leaves unset; garbage is an error, not a
-// silent default.
-std::optional<long> env_integer(const char* name) {
-  const char* text = std::getenv(name);
-  if (!text || !*text) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  long value = std::strtol(text, &end, 10);
-  if (errno || *end || value < 0)
-    throw Error(Errc::invalid_argument,
-                std::string("tlc: ") + name + "='" + text + "' is not a non-negative integer");
-  return value;
-}
-
-std::optional<double> env_seconds(const char* name) {
-  const char* text = std::getenv(name);
-  if (!text || !*text) return std::nullopt;
-  char* end = nullptr;
-  double value = std::strtod(text, &end);
-  if (*end || !(value >= 0))
-    throw Error(Errc::invalid_argument,
-                std::string("tlc: ") + name + "='" + text + "' is not a number of seconds");
-  return value;
-}
-
-// Unset (no option, no TLC_PIN) means "pin when the plan fits the PUs".
-std::optional<bool> env_pin(std::optional<bool> option) {
-  if (option) return *option;
-  const char* text = std::getenv("TLC_PIN");
-  if (!text || !*text) return std::nullopt;
-  std::string v = text;
-  if (v == "1" || v == "on" || v == "yes" || v == "true") return true;
-  if (v == "0" || v == "off" || v == "no" || v == "false") return false;
-  throw Error(Errc::invalid_argument, "tlc: TLC_PIN='" + v + "' is not 0/1/on/off");
-}
-
-bool node_is_process() {
-  const char* text = std::getenv("TLC_NODE");
-  if (!text || !*text || std::string(text) == "node") return false;
-  if (std::string(text) == "process") return true;
-  throw Error(Errc::invalid_argument,
-              std::string("tlc: TLC_NODE='") + text + "' (expected 'node' or 'process')");
-}
-
-// The pipeline chunk asked for (option, else TLC_PIPELINE_CHUNK), 0 when neither says.
-std::size_t pipeline_chunk(const TeamOptions& o) {
-  constexpr std::size_t fewest = std::size_t{4} << 10, most = std::size_t{1} << 30;
-  const std::size_t bytes =
-      o.pipeline_chunk_bytes
-          ? o.pipeline_chunk_bytes
-          : static_cast<std::size_t>(env_integer("TLC_PIPELINE_CHUNK").value_or(0));
-  if (bytes == 0) return 0;
-  if (bytes < fewest || bytes > most)
-    throw Error(Errc::invalid_argument,
-                "tlc: pipeline chunk of " + std::to_string(bytes) +
-                    " bytes (TeamOptions::pipeline_chunk_bytes or TLC_PIPELINE_CHUNK) is outside "
-                    "4096 .. 1073741824");
-  return bytes;
-}
-
-PlacementRequest placement_request(const TeamOptions& o) {
-  PlacementRequest r;
-  r.threads = o.threads ? o.threads : static_cast<int>(env_integer("TLC_THREADS").value_or(0));
-  r.threads_per_numa = o.threads_per_numa;
-  r.lanes = o.lanes ? o.lanes : static_cast<int>(env_integer("TLC_LANES").value_or(0));
-  r.threads_per_rail = o.threads_per_rail;
-  return r;
-}
 
 WaitTuning wait_tuning(double timeout_seconds, bool oversubscribed) {
   WaitTuning t;
@@ -109,9 +41,10 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   const NodeInfo node = node_comm.info(std::hash<std::string>{}(topology_.allowed_pus()));
   std::string error;
   int code = 0;
-  double timeout_seconds = 0;
+  Config config;
   try {
-    if (!node_is_process() && node.largest > 1)
+    config = Config::read(options);
+    if (!config.node_is_process && node.largest > 1)
       throw Error(Errc::topology,
                   "tlc: several MPI processes share a node, but tlc runs one process per node "
                   "with a team of threads. Launch one process per node (e.g. mpiexec -ppn 1), or "
@@ -120,9 +53,9 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
     // Processes that share a node and were all given the whole node (no launcher binding)
     // divide its cores, so their threads do not pile onto the same ones.
     if (node.size > 1 && node.same_cpusets) topology_ = topology_.share(node.rank, node.size);
-    PlacementRequest request = placement_request(options);
-    if (const std::optional<bool> pin = env_pin(options.pin)) {
-      request.pin = *pin;  // asked for explicitly: a plan that cannot be pinned is an error
+    PlacementRequest request = config.placement;
+    if (config.pin) {
+      request.pin = *config.pin;  // asked for explicitly: a plan that cannot be pinned is an error
       placement_ = Placement::plan(topology_, request);
     } else {
       // Default: pin when every thread gets a PU of its own, otherwise run unpinned (more
@@ -136,13 +69,8 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
         placement_ = Placement::plan(topology_, request);
       }
     }
-    CostParameters costs = CostParameters::from_environment();
-    if (costs.lane_parallelism == 0) costs.lane_parallelism = mpi_lane_parallelism();
-    selector_ = Selector(options.algorithms, costs);
-    selector_.check_forced_for(comm_->size());
-    pipeline_chunk_asked_ = pipeline_chunk(options);
-    timeout_seconds = options.timeout_seconds > 0 ? options.timeout_seconds
-                                                  : env_seconds("TLC_TIMEOUT").value_or(0);
+    if (config.plan.costs.lane_parallelism == 0)
+      config.plan.costs.lane_parallelism = mpi_lane_parallelism();
   } catch (const Error& e) {
     error = e.what();
     code = static_cast<int>(e.code());
@@ -170,11 +98,11 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   const int node_pus =
       std::max<int>(topology_.pus(), static_cast<int>(std::thread::hardware_concurrency()));
   const bool oversubscribed = threads_ > topology_.pus() || node_threads > node_pus;
-  waiter_.set_tuning(wait_tuning(timeout_seconds, oversubscribed));
+  waiter_.set_tuning(wait_tuning(config.timeout_seconds, oversubscribed));
   comm_->set_polite(oversubscribed);
   // What every process must agree on, in one MPI call: each value and its negation give the
   // largest and the smallest over the processes.
-  const int chunk = static_cast<int>(pipeline_chunk_asked_);  // at most 1 GiB
+  const int chunk = static_cast<int>(config.pipeline_chunk_asked);  // at most 1 GiB
   int agreed[] = {lanes(), -lanes(), chunk, -chunk, oversubscribed ? 1 : 0};
   comm_->allreduce_max(agreed);
   // Lanes are made once, one after another in the same order on every process (DESIGN
@@ -191,31 +119,18 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
     throw Error(Errc::invalid_argument,
                 "tlc: processes asked for different pipeline chunk sizes; set "
                 "TeamOptions::pipeline_chunk_bytes or TLC_PIPELINE_CHUNK the same everywhere");
-  if (pipeline_chunk_asked_) pipeline_chunk_bytes_ = pipeline_chunk_asked_;
+  if (config.pipeline_chunk_asked) config.plan.pipeline_chunk_bytes = config.pipeline_chunk_asked;
   // A pipelined bcast (or allgather, gather, scatter, alltoall, reduce_scatter_block) overlaps
   // the threads' copies of chunk i with the network step of chunk i+1, which needs cores to
-  // spare; on an oversubscribed node it mostly adds a handoff per chunk (2 processes x 2 threads
-  // on 2 cores: bcast 1.7x-1.9x slower at 16-64 MiB, alltoall 1.2x-1.5x, reduce_scatter_block
-  // 1.1x-1.3x at 4-8 MiB, docs/benchmarks-inter.md). By default these pipeline only where no
-  // node is oversubscribed.
-  pipeline_movers_ = pipeline_chunk_asked_ != 0 || agreed[4] == 0;
+  // spare; on an oversubscribed node it mostly adds a handoff per chunk (docs/benchmarks-inter.md,
+  // "Pipelining"). By default these pipeline only where no node is oversubscribed.
+  config.plan.pipeline_movers = config.pipeline_chunk_asked != 0 || agreed[4] == 0;
   for (int l = 0; l < lane_count; ++l) {
     lanes_.push_back(std::make_unique<ProcessComm>(comm_->get(), /*lane=*/true));
     lanes_.back()->set_polite(oversubscribed);
   }
   slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads_));
-  // The inline form of flat serves a collective when the selector picks flat for every size
-  // that fits a begin line; barrier has nothing to carry and one form only.
-  if (processes() == 1) {
-    inline_collectives_ |= 1u << static_cast<unsigned>(Collective::barrier);
-    for (Collective c : {Collective::bcast, Collective::reduce, Collective::allreduce,
-                         Collective::scan, Collective::exscan}) {
-      bool flat = true;
-      for (std::size_t bytes = 0; bytes <= inline_capacity; ++bytes)
-        flat = flat && selector_.choose(c, bytes, shape(), true) == Algorithm::flat;
-      if (flat) inline_collectives_ |= 1u << static_cast<unsigned>(c);
-    }
-  }
+  planner_ = Planner(shape(), config.plan);
   if (serialized && comm_->rank() == 0)
     std::fprintf(stderr,
                  "tlc: MPI provides MPI_THREAD_SERIALIZED only; tlc serialises its MPI calls\n");
@@ -314,15 +229,6 @@ TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d, bool carry) {
   s.begun[parity].fingerprint = fingerprint_of(d.call, d.count, !d.invalid.empty());
   s.published[parity] = std::move(d);
   begin_step(s, k);
-  // Equal fingerprints: every thread took this form and published its descriptor. Validation
-  // reads memory the callers own (v-variant counts, through their descriptors), so no thread may
-  // leave with the error before all are done reading; all reach the same verdict and wait alike.
-  try {
-    validate(parity);
-  } catch (const Error&) {
-    sync(me);
-    throw;
-  }
   return {this, parity};
 }
 
@@ -339,7 +245,7 @@ void TeamImpl::fail_inline(int me, const CallFingerprint& f, const std::string& 
 }
 
 // Wrong arguments first (the lowest such thread's own verdict), then disagreement: the same
-// order as validate(), so both forms throw the same error.
+// order as the descriptor checks of algo/validation.cpp, so both forms throw the same error.
 void TeamImpl::check_fingerprints(int parity) const {
   auto at = [&](int i) -> const CallFingerprint& {
     return slots_[static_cast<std::size_t>(i)].begun[parity].fingerprint;
@@ -382,24 +288,6 @@ void TeamImpl::check_fingerprints(int parity) const {
          << f.root;
   }
   throw Error(Errc::mismatch, std::string("tlc ") + collective(first) + ": " + what.str());
-}
-
-// After check_fingerprints: what fingerprints cannot see (user op objects, v-variant counts).
-void TeamImpl::validate(int parity) const {
-  auto at = [&](int i) -> const CallDescriptor& {
-    return slots_[static_cast<std::size_t>(i)].published[parity];
-  };
-  const CallDescriptor& first = at(0);
-  for (int i = 1; i < threads_; ++i)
-    if (at(i).call.combine != first.call.combine)
-      throw Error(Errc::mismatch, std::string("tlc ") + to_string(first.call.collective) + ": " +
-                                      who(0) + " passed op " + to_string(first.call.op) + " but " +
-                                      who(i) + " passed a different op (" +
-                                      to_string(at(i).call.op) + ")");
-  // Checks that need every thread's arguments (v-variant counts against the sizes ranks pass).
-  if (std::string problem = cross_check(CallView{this, parity}); !problem.empty())
-    throw Error(Errc::mismatch,
-                std::string("tlc ") + to_string(first.call.collective) + ": " + problem);
 }
 
 int TeamImpl::process_of(int rank) const noexcept {

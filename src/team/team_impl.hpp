@@ -1,6 +1,6 @@
 // The state a team shares among its threads, and the synchronisation steps algorithms build on.
 //
-// Flags follow Jain et al. (shared/seeds/002_56062f46934e0b06.txt, sections II-A/B and IV):
+// Flags follow Jain et al. ([Jain], sections II-A/B and IV):
 // every flag has a single writer and a cache line of its own, values only grow (a step counter
 // that is never reset), stores are release and loads acquire. A thread's `arrived` flag is its
 // gather flag; the leader's `released` flag is the release flag all threads read ("read from
@@ -10,7 +10,8 @@
 // into its begin line (one cache line, double-buffered by call parity, since a fast thread may
 // already begin call k+1 while a slow one still reads call k's), announces call k there, waits
 // until every thread of the process has, and compares the fingerprints. begin_call() also
-// publishes a full descriptor first and validates all descriptors after; the inline form of flat
+// publishes a full descriptor first (algo/validation.cpp then checks what fingerprints cannot
+// see, such as user op objects and v-variant counts); the inline form of flat
 // (algo/flat_inline.cpp) carries its data in the rest of the line and needs nothing else.
 // Both forms read the same fingerprints in every thread and so throw the same error in every
 // thread, before any data has moved, even when threads that disagree took different forms.
@@ -39,7 +40,7 @@
 
 #include "inter/process_comm.hpp"
 #include "intra/sliced_reduce.hpp"
-#include "select/selector.hpp"
+#include "select/planner.hpp"
 #include "team/wait_policy.hpp"
 
 namespace tlc::detail {
@@ -66,8 +67,8 @@ struct alignas(cache_line_size) Flag {
 };
 
 // What threads must agree on to make the same call; equal fingerprints mean every thread takes
-// the same algorithm and form. The op object of a user op is not in it (begin_call's descriptors
-// compare those).
+// the same algorithm and form. The op object of a user op is not in it (algo/validation.cpp
+// compares the descriptors' ops).
 struct CallFingerprint {
   std::uint8_t collective = 0;
   std::uint8_t op = 0;          // BuiltinOp
@@ -141,14 +142,6 @@ struct alignas(cache_line_size) ThreadSlot {
   std::uint64_t step = 0;    // synchronisation steps inside calls taken
   std::uint64_t chunks = 0;  // chunks of pipelined calls (the base of the posted values)
   std::uint64_t calls = 0;   // collectives entered (begin steps taken)
-  // The selector's recent answers for this thread (its cost model takes ~0.2 us per call, as
-  // much as a small MPI_Allreduce): direct-mapped by size and collective.
-  struct Choice {
-    std::size_t bytes = 0;
-    int key = -1;  // collective * 2 + commutative; -1: empty
-    Algorithm algorithm = Algorithm::hierarchical;
-  };
-  Choice choices[16];
   // The inline form's fold kernel for the last (op, element type) this thread reduced
   // (algo/flat_inline.cpp): looking it up again is a fifth of an 8-byte allreduce's instructions.
   struct InlineFold {
@@ -185,17 +178,8 @@ class TeamImpl {
   std::string who(int local_index) const;  // "rank 5 (thread 1 of process 2)"
   const Placement& placement() const noexcept { return placement_; }
   const Topology& topology() const noexcept { return topology_; }
-  const Selector& selector() const noexcept { return selector_; }
-  // selector().choose() for this team's shape, remembered per thread.
-  Algorithm choose(int me, Collective c, std::size_t bytes, bool commutative) {
-    const int key = static_cast<int>(c) * 2 + (commutative ? 1 : 0);
-    ThreadSlot::Choice& memo =
-        slot(me)
-            .choices[(bytes * 0x9E3779B97F4A7C15ull >> 60) ^ static_cast<std::size_t>(key & 15)];
-    if (memo.key != key || memo.bytes != bytes)
-      memo = {bytes, key, selector_.choose(c, bytes, shape(), commutative)};
-    return memo.algorithm;
-  }
+  // What runs for each call: tables filled at construction, one lookup per call.
+  const Planner& planner() const noexcept { return planner_; }
   TeamShape shape() const noexcept {
     return {processes(), threads_,        lanes(), static_cast<int>(numa_group_starts_.size()),
             size_,       equal_processes_};
@@ -221,7 +205,8 @@ class TeamImpl {
     }
   };
   // With carry, a contribution of at most carry_capacity bytes is copied into the caller's slot
-  // first and published in its place.
+  // first and published in its place. Algorithms call begin_validated() (algo/algorithms.hpp),
+  // which adds the checks of the descriptors.
   CallView begin_call(int me, CallDescriptor d, bool carry = false);
 
   // The inline begin step (algo/flat_inline.cpp): writes fingerprint f and `bytes` (at most
@@ -259,12 +244,6 @@ class TeamImpl {
   // Bytes from one thread's inline payload to the next thread's.
   static constexpr std::size_t inline_payload_stride = sizeof(ThreadSlot);
   ThreadSlot::InlineFold& inline_fold(int me) noexcept { return slot(me).inline_fold; }
-  // Whether calls of c whose data fits in a begin line take the inline form: a single process
-  // and the selector choosing flat for every such size (nothing else forced).
-  bool inline_enabled(Collective c) const noexcept {
-    return (inline_collectives_ >> static_cast<unsigned>(c)) & 1u;
-  }
-
   // Every thread of the process arrives and waits for all others: after it, no thread reads
   // or writes another's buffers of this call any more.
   void sync(int me) {
@@ -303,11 +282,6 @@ class TeamImpl {
     waiter_.throw_if_aborted();
   }
   std::uint64_t& pipeline_chunks(int me) noexcept { return slot(me).chunks; }
-  // Bytes per lane of a pipeline chunk (TeamOptions::pipeline_chunk_bytes), equal everywhere.
-  std::size_t pipeline_chunk_bytes() const noexcept { return pipeline_chunk_bytes_; }
-  // Whether bcast and the movers (allgather, gather, scatter, alltoall, reduce_scatter_block)
-  // pipeline too: a chunk size was asked for, or no node is oversubscribed.
-  bool pipeline_movers() const noexcept { return pipeline_movers_; }
 
   // Team-owned staging buffer of the inter-process phase. grow_staging is itself a step: all
   // threads call it with the same byte count right after begin_call.
@@ -325,7 +299,6 @@ class TeamImpl {
   void begin_step(ThreadSlot& s, std::uint64_t k);
   void wait_all_begun(std::uint64_t k);
   void check_fingerprints(int parity) const;
-  void validate(int parity) const;
   void worker_main(int index);
 
   int threads_ = 1;
@@ -338,20 +311,16 @@ class TeamImpl {
   Placement placement_;
   std::unique_ptr<ProcessComm> comm_;
   std::vector<std::unique_ptr<ProcessComm>> lanes_;
-  Selector selector_;
+  Planner planner_;
   Waiter waiter_;
   std::unique_ptr<ThreadSlot[]> slots_;
-  Flag released_;                         // written by the leader (thread 0) only
-  std::uint32_t inline_collectives_ = 0;  // bit c: inline_enabled(c)
+  Flag released_;  // written by the leader (thread 0) only
 
   struct AlignedFree {
     void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{4096}); }
   };
   std::unique_ptr<std::byte[], AlignedFree> staging_;
   std::size_t staging_capacity_ = 0;
-  std::size_t pipeline_chunk_asked_ = 0;  // 0: not asked for
-  std::size_t pipeline_chunk_bytes_ = std::size_t{1} << 20;
-  bool pipeline_movers_ = true;
 
   // Worker pool for run(): started on first use, so attach-only programs have no idle threads.
   std::vector<std::thread> workers_;
@@ -363,9 +332,5 @@ class TeamImpl {
   const std::function<void(Thread&)>* body_ = nullptr;
   std::exception_ptr first_error_;
 };
-
-// Argument checks across the threads of a process that per-thread checks cannot make (v-variant
-// counts against the sizes the ranks pass); "" when consistent. Defined with the entry points.
-std::string cross_check(const TeamImpl::CallView& view);
 
 }  // namespace tlc::detail

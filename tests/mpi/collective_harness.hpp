@@ -126,18 +126,32 @@ enum class Algorithms {
          // multi-sender), on 1 to 4 lanes
 };
 
+// Whether algorithm `a` of collective c has form f (tlc::algorithms() lists the forms).
+inline bool has_form(Collective c, const std::string& a, const std::string& f) {
+  for (const auto& d : tlc::algorithms())
+    if (d.collective == c && d.name == a)
+      return std::find(d.forms.begin(), d.forms.end(), f) != d.forms.end();
+  return false;
+}
+
 inline std::vector<Setup> setups_unfiltered(Collective c, Algorithms which) {
   std::vector<Setup> all;
   const bool single = world_size() == 1;
   if (which == Algorithms::lane) {
     if (single) return all;
-    // Every algorithm on 1 to 4 lanes, including more lanes than some processes have threads;
-    // pipelining collectives once more with small chunks on 3 lanes (chunks that do not divide
-    // the buffer, cut over lanes that do not divide the chunk).
+    // Every algorithm on 1 to 4 lanes, including more lanes than some processes have threads.
+    // full_lane also in each of its forms: staged, and pipelined with small chunks on 3 lanes
+    // (chunks that do not divide the buffer, cut over lanes that do not divide the chunk) and
+    // with the default chunk on 2 (one chunk, or none, below the largest size).
     for (const auto& a : tlc::algorithms()) {
       if (a.collective != c || a.single_process || a.name == "hierarchical") continue;
       for (int lanes = 1; lanes <= 4; ++lanes) all.push_back({a.name, lanes, false});
-      if (a.name == "full_lane" && pipelines(c)) all.push_back({a.name, 3, false, small_chunk(c)});
+      if (a.name != "full_lane") continue;
+      all.push_back({"full_lane:staged", 3, false});
+      if (has_form(c, a.name, "pipelined")) {
+        all.push_back({"full_lane:pipelined", 3, false, small_chunk(c)});
+        all.push_back({"full_lane:pipelined", 2, false});
+      }
     }
     return all;
   }
@@ -147,9 +161,14 @@ inline std::vector<Setup> setups_unfiltered(Collective c, Algorithms which) {
     if (a.name == "hierarchical" || (single && a.single_process))
       all.push_back({a.name, 1, a.name == "two_level"});
     numa_aware = numa_aware || a.name == "two_level";
+    // Every form of the algorithms forced in turn (the default form is the plan's choice).
+    if (single && a.name == "flat" && c != Collective::barrier)
+      for (const std::string& f : a.forms) all.push_back({"flat:" + f, 1, false});
+    if (!single && a.name == "hierarchical")
+      for (const std::string& f : a.forms)
+        all.push_back({"hierarchical:" + f, 1, false, f == "pipelined" ? small_chunk(c) : 0});
   }
   all.push_back({"", single ? 1 : 2, false});
-  if (!single && pipelines(c)) all.push_back({"hierarchical", 1, false, small_chunk(c)});
   // The selector on a machine with several NUMA domains too, where it has two_level to choose.
   if (single && numa_aware) all.push_back({"", 1, true});
   return all;
@@ -260,16 +279,10 @@ struct Expectation {
   // Only the first `specified` elements of each buffer are defined after the call (in-place
   // reduce_scatter_block).
   std::size_t specified = static_cast<std::size_t>(-1);
-  // Whether the op is commutative. Algorithms that combine out of rank order must refuse a
-  // non-commutative op: every thread throws and no buffer changes.
+  // Whether the op is commutative (algorithms that combine out of rank order cannot serve a
+  // non-commutative op; forced, they fall back to the plan's choice).
   bool commutative_op = true;
 };
-
-// The forced algorithms that combine out of rank order (tlc refuses non-commutative ops there).
-inline bool needs_commutative_op(const std::string& algorithm, Collective c) {
-  return algorithm == "rabenseifner" ||
-         (algorithm == "pairwise" && c == Collective::reduce_scatter_block);
-}
 
 // Builds the expectation of every local thread: init(rank) is its buffer before the call,
 // reference(rank, buffer) turns a copy of it into what the call must leave.
@@ -428,15 +441,9 @@ class Batch {
       for (std::size_t t = 0; t < L; ++t) {
         const Expectation<T>& e = items_[k].e;
         std::string problem = errors[k][t];
-        if (!e.commutative_op && needs_commutative_op(c.setup.algorithm, ctx_.collective)) {
-          if (problem.find("needs a commutative op") == std::string::npos)
-            problem = "expected a refusal of the non-commutative op, got " +
-                      (problem.empty() ? std::string("a result") : problem);
-          else
-            problem = first_difference(got[k][t], e.initial[t], e.initial[t].size());
-        } else if (problem.empty()) {
-          problem = first_difference(got[k][t], e.expected[t], e.specified);
-        }
+        // Forced algorithms that combine out of rank order fall back to the plan's choice for
+        // a non-commutative op, so every result is checked the same way.
+        if (problem.empty()) problem = first_difference(got[k][t], e.expected[t], e.specified);
         if (problem.empty()) continue;
         std::ostringstream s;
         s << "[" << c.setup.label() << "] " << items_[k].what << ", rank "

@@ -1,0 +1,384 @@
+#include "select/planner.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+
+#include <tlc/algorithms.hpp>
+#include <tlc/error.hpp>
+
+#include "inter/process_comm.hpp"
+#include "intra/sliced_reduce.hpp"
+#include "team/config.hpp"
+
+namespace tlc::detail {
+
+const char* to_string(Leader l) noexcept {
+  switch (l) {
+    case Leader::first_thread:
+      return "thread 0 (static)";
+    case Leader::lane_threads:
+      return "each lane's thread (static)";
+    case Leader::none:
+      return "none (one process)";
+  }
+  return "?";
+}
+
+int Planner::band_of(std::size_t bytes) noexcept {
+  if (bytes == 0) return 0;
+  const int k = std::bit_width(bytes) - 1;
+  const auto quarter = static_cast<int>(k >= 2 ? (bytes >> (k - 2)) & 3 : (bytes << (2 - k)) & 3);
+  return 1 + 4 * k + quarter;
+}
+
+std::size_t Planner::band_start(int band) noexcept {
+  if (band == 0) return 0;
+  const int k = (band - 1) / 4;
+  const std::size_t mantissa = 4 + static_cast<std::size_t>((band - 1) % 4);
+  return k >= 2 ? mantissa << (k - 2) : (mantissa << k) >> 2;
+}
+
+Planner::Planner(const TeamShape& shape, const PlanSettings& settings)
+    : shape_(shape), settings_(settings) {
+  // The inline fold kernels that exist, by op, type class and element size.
+  for (unsigned op = 1; op <= static_cast<unsigned>(BuiltinOp::lor); ++op)
+    for (unsigned cls = 0; cls <= static_cast<unsigned>(TypeClass::opaque); ++cls)
+      for (unsigned log = 0; log <= 5; ++log) {
+        const TypeInfo type{static_cast<TypeClass>(cls), 1u << log, 1u << log};
+        if (builtin_line_fold(static_cast<BuiltinOp>(op), type))
+          fold_sizes_[op][cls] |= static_cast<std::uint8_t>(1u << log);
+      }
+  // The cost model once: the cheapest inter-process algorithm per collective, op kind and size
+  // band, evaluated at the band's first size.
+  if (shape_.processes > 1) {
+    cheapest_.assign(collective_count * 2 * bands, Algorithm::hierarchical);
+    for (std::size_t c = 0; c < collective_count; ++c) {
+      const auto collective = static_cast<Collective>(c);
+      if (traits_of(collective).v_variant || collective == Collective::barrier) continue;
+      for (int commutative = 0; commutative < 2; ++commutative)
+        for (int b = 0; b < bands; ++b)
+          cheapest_[(c * 2 + static_cast<std::size_t>(commutative)) * bands +
+                    static_cast<std::size_t>(b)] =
+              cheapest(collective, band_start(b), commutative != 0);
+    }
+  }
+  // Single-process calls small enough for a begin line take the inline form wherever the plan
+  // for them is flat in its default or inline form.
+  if (shape_.processes == 1)
+    for (std::size_t c = 0; c < collective_count; ++c) {
+      const auto collective = static_cast<Collective>(c);
+      if (!traits_of(collective).inline_capable) continue;
+      const std::optional<Override>& o = settings_.forced[c];
+      const bool inline_ok = !o || collective == Collective::barrier ||
+                             (o->algorithm == Algorithm::flat &&
+                              o->form.value_or(Form::inline_line) == Form::inline_line);
+      if (inline_ok) inline_collectives_ |= 1u << c;
+    }
+}
+
+Planner& Planner::operator=(const Planner& other) {
+  if (this != &other) {
+    shape_ = other.shape_;
+    settings_ = other.settings_;
+    cheapest_ = other.cheapest_;
+    inline_collectives_ = other.inline_collectives_;
+    fold_sizes_ = other.fold_sizes_;
+    reported_.store(0);
+  }
+  return *this;
+}
+
+bool Planner::fold_available(BuiltinOp op, TypeInfo type) const noexcept {
+  const auto o = static_cast<unsigned>(op), cls = static_cast<unsigned>(type.type_class);
+  if (o >= fold_sizes_.size() || cls >= fold_sizes_[0].size() || !std::has_single_bit(type.size) ||
+      type.size > 32)
+    return false;
+  return (fold_sizes_[o][cls] >> std::countr_zero(type.size)) & 1u;
+}
+
+// Whether algorithm a can serve calls like q on this team at all; why says why not.
+bool Planner::can_serve(const PlanQuery& q, Algorithm a, std::string& why) const {
+  const AlgorithmInfo* info = find_algorithm(q.collective, a);
+  if (!info) {
+    why = std::string("it is not an algorithm of ") + to_string(q.collective);
+    return false;
+  }
+  if (shape_.processes == 1) {
+    if (!info->single_process && a != Algorithm::hierarchical) {
+      why = "it runs between processes and this team is one process";
+      return false;
+    }
+    return true;
+  }
+  if (info->single_process) {
+    why = "it works inside a single process only and this team spans " +
+          std::to_string(shape_.processes) + " processes";
+    return false;
+  }
+  if (!q.commutative && needs_commutative_op(q.collective, a)) {
+    why =
+        "it combines out of rank order and needs a commutative op (declare a commutative user "
+        "op with tlc::commutative(f))";
+    return false;
+  }
+  if (a == Algorithm::bruck && !shape_.equal_processes) {
+    why = "it needs equal process blocks, and processes have different thread counts";
+    return false;
+  }
+  if (a == Algorithm::full_lane && shape_.equal_processes && shape_.threads == 1) {
+    why = "every process has one thread, which would drive every lane in turn";
+    return false;
+  }
+  return true;
+}
+
+Algorithm Planner::cheapest(Collective c, std::size_t bytes, bool commutative) const {
+  const CostQuery query{
+      c, bytes, shape_.processes, shape_.ranks, shape_.lanes, commutative, shape_.equal_processes};
+  const PlanQuery q{c, 0, 1, commutative, false};
+  Algorithm best = Algorithm::hierarchical;
+  double best_cost = -1;
+  std::string why;
+  for (const auto& info : algorithm_registry()) {
+    if (info.collective != c || !can_serve(q, info.id, why)) continue;
+    const std::optional<double> cost = predict(info.id, query, settings_.costs);
+    if (cost && (best_cost < 0 || *cost < best_cost)) {
+      best = info.id;
+      best_cost = *cost;
+    }
+  }
+  return best;
+}
+
+// Pipelining pays from two chunks up, where the threads have an intra-process phase to overlap
+// (not with one thread everywhere and one leader) and, for bcast and the movers, where cores are
+// to spare. The same answer on every process: it depends on shared values only.
+bool Planner::pipelines_by_default(const PlanQuery& q, Algorithm a) const {
+  if (is_multi_sender(a)) return false;
+  if (a == Algorithm::hierarchical && shape_.equal_processes && shape_.threads == 1) return false;
+  const std::size_t chunk = settings_.pipeline_chunk_bytes;
+  switch (traits_of(q.collective).chunking) {
+    case Chunking::none:
+      return false;
+    case Chunking::block:
+      if (q.collective == Collective::bcast && !settings_.pipeline_movers) return false;
+      return q.count * q.element_size >= 2 * chunk;
+    case Chunking::pieces: {
+      if (!settings_.pipeline_movers) return false;
+      const auto lanes = static_cast<std::size_t>(uses_lanes(a) ? shape_.lanes : 1);
+      const std::size_t per_chunk = std::max<std::size_t>(
+          1, chunk * lanes / (q.element_size * static_cast<std::size_t>(shape_.ranks)));
+      return q.count >= 2 * per_chunk;
+    }
+  }
+  return false;
+}
+
+// The one-thread composition on the callers' buffers: a hierarchical collective that has one,
+// in a process of one thread (forced: in every process, so that no process is left without it).
+static bool direct_serves(const PlanQuery& q, const TeamShape& s, bool forced) {
+  const bool everywhere = s.equal_processes && s.threads == 1;
+  if (s.threads != 1 || (forced && !everywhere)) return false;
+  switch (q.collective) {
+    case Collective::allreduce:
+    case Collective::allgather:
+    case Collective::gather:
+    case Collective::scatter:
+      return true;
+    case Collective::alltoall:
+      return !q.in_place;
+    case Collective::reduce_scatter_block:
+      return everywhere;
+    default:
+      return false;
+  }
+}
+
+std::optional<Plan> Planner::in_form(const PlanQuery& q, Algorithm a, std::optional<Form> f,
+                                     std::string& why) const {
+  const Collective c = q.collective;
+  Plan p;
+  p.algorithm = a;
+  if (shape_.processes == 1) {
+    p.leader = Leader::none;
+    p.lanes = 0;
+    switch (a) {
+      case Algorithm::hierarchical:  // nothing between processes: the single-process work
+        p.form = c == Collective::barrier ? Form::inline_line : Form::sliced;
+        return p;
+      case Algorithm::flat: {
+        // The inline form is taken before any plan is asked for (Planner::serves_inline): a
+        // call that reaches here does not fit a begin line, or its op has no line kernel.
+        if (f == Form::inline_line && c != Collective::barrier) {
+          why = "the inline form carries at most 32 bytes of a built-in op on a built-in type";
+          return std::nullopt;
+        }
+        p.form = c == Collective::barrier ? Form::inline_line : Form::carried;
+        return p;
+      }
+      case Algorithm::two_level:
+        p.form = Form::two_level;
+        return p;
+      default:
+        p.form = Form::sliced;
+        return p;
+    }
+  }
+  p.lanes = uses_lanes(a) ? shape_.lanes : 1;
+  p.leader = uses_lanes(a) ? Leader::lane_threads : Leader::first_thread;
+  p.one_thread_everywhere = shape_.equal_processes && shape_.threads == 1;
+  if (c == Collective::barrier) {
+    p.form = Form::staged;
+    return p;
+  }
+  if (!f) {
+    if (pipelines_by_default(q, a)) {
+      p.form = Form::pipelined;
+      p.chunk_bytes = settings_.pipeline_chunk_bytes;
+    } else {
+      p.form = a == Algorithm::hierarchical && direct_serves(q, shape_, false) ? Form::direct
+                                                                               : Form::staged;
+    }
+    return p;
+  }
+  switch (*f) {
+    case Form::pipelined:
+      p.form = Form::pipelined;
+      p.chunk_bytes = settings_.pipeline_chunk_bytes;
+      return p;
+    case Form::direct:
+      if (!direct_serves(q, shape_, true)) {
+        why =
+            "the direct form needs one thread in every process (and, for alltoall, a call "
+            "that is not in place)";
+        return std::nullopt;
+      }
+      p.form = Form::direct;
+      return p;
+    default:
+      p.form = Form::staged;
+      return p;
+  }
+}
+
+Plan Planner::automatic(const PlanQuery& q) const {
+  const Collective c = q.collective;
+  const CollectiveTraits& t = traits_of(c);
+  std::string unused;
+  if (shape_.processes == 1) {
+    const std::size_t bytes =
+        q.count * q.element_size *
+        (t.buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1);
+    Algorithm a = Algorithm::sliced;
+    if (c == Collective::barrier || (!t.v_variant && bytes <= flat_max_bytes))
+      a = Algorithm::flat;
+    else if (shape_.numa_groups > 1 && find_algorithm(c, Algorithm::two_level))
+      a = Algorithm::two_level;
+    return *in_form(q, a, std::nullopt, unused);
+  }
+  // v-variants, whose sizes differ per rank, always take hierarchical so that no process can
+  // decide differently.
+  Algorithm a = Algorithm::hierarchical;
+  if (!t.v_variant && c != Collective::barrier) {
+    const std::size_t bytes =
+        q.count * q.element_size *
+        (t.buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1);
+    a = cheapest_[(static_cast<std::size_t>(c) * 2 + (q.commutative ? 1 : 0)) * bands +
+                  static_cast<std::size_t>(band_of(bytes))];
+  }
+  return *in_form(q, a, std::nullopt, unused);
+}
+
+void Planner::report_fallback(Collective c, const std::string& why, const Plan& used) const {
+  if (!settings_.verbose) return;
+  const std::uint32_t bit = 1u << static_cast<unsigned>(c);
+  if (reported_.fetch_or(bit) & bit) return;
+  std::fprintf(stderr,
+               "tlc: the algorithm forced for %s cannot serve a call (%s); it runs %s:%s "
+               "instead (TLC_FALLBACK=error makes this an error)\n",
+               to_string(c), why.c_str(), to_string(used.algorithm), to_string(used.form));
+}
+
+Plan Planner::plan(const PlanQuery& q, std::string* reason) const {
+  const std::optional<Override>& o = settings_.forced[static_cast<std::size_t>(q.collective)];
+  if (!o) return automatic(q);
+  std::string why;
+  Plan p;
+  if (!can_serve(q, o->algorithm, why)) {
+    p = automatic(q);
+  } else if (auto forced = in_form(q, o->algorithm, o->form, why)) {
+    return *forced;
+  } else {
+    p = *in_form(q, o->algorithm, std::nullopt, why);  // the algorithm in its own form
+  }
+  p.fell_back = true;
+  const std::string forced_name = std::string(to_string(o->algorithm)) +
+                                  (o->form ? std::string(":") + to_string(*o->form) : "");
+  if (reason)
+    *reason = std::string("the algorithm forced for ") + to_string(q.collective) + " (" +
+              forced_name + ") cannot serve this call: " + why;
+  if (!settings_.fallback_error) report_fallback(q.collective, why, p);
+  return p;
+}
+
+std::vector<std::pair<Algorithm, double>> Planner::predictions(const PlanQuery& q) const {
+  std::vector<std::pair<Algorithm, double>> all;
+  if (shape_.processes == 1) return all;
+  const CollectiveTraits& t = traits_of(q.collective);
+  const std::size_t bytes =
+      q.count * q.element_size *
+      (t.buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1);
+  const CostQuery query{q.collective, bytes,         shape_.processes,      shape_.ranks,
+                        shape_.lanes, q.commutative, shape_.equal_processes};
+  for (const auto& info : algorithm_registry()) {
+    if (info.collective != q.collective || info.single_process) continue;
+    if (auto cost = predict(info.id, query, settings_.costs)) all.emplace_back(info.id, *cost);
+  }
+  return all;
+}
+
+}  // namespace tlc::detail
+
+namespace tlc {
+
+Selection select_algorithm(const SelectionQuery& q) {
+  detail::Config config = detail::Config::read(TeamOptions{});
+  detail::PlanSettings& s = config.plan;
+  if (s.costs.lane_parallelism == 0) s.costs.lane_parallelism = detail::mpi_lane_parallelism();
+  const std::size_t asked =
+      q.pipeline_chunk_bytes ? q.pipeline_chunk_bytes : config.pipeline_chunk_asked;
+  if (asked) s.pipeline_chunk_bytes = asked;
+  s.pipeline_movers = asked != 0 || !q.oversubscribed;
+  const detail::TeamShape shape{
+      q.processes, q.threads, q.lanes, q.numa_domains, q.processes * q.threads, true};
+  const detail::Planner planner(shape, s);
+  const std::size_t e = std::max<std::size_t>(1, q.element_size);
+  const detail::PlanQuery query{q.collective, q.bytes / e, e, q.commutative, false};
+  std::string reason;
+  detail::Plan plan = planner.plan(query, &reason);
+  // Single-process calls that fit a begin line take the inline form before any plan is made.
+  detail::Call probe;
+  probe.collective = q.collective;
+  probe.type = {detail::TypeClass::floating, static_cast<std::uint32_t>(e),
+                static_cast<std::uint32_t>(e)};
+  probe.op = q.commutative ? detail::BuiltinOp::sum : detail::BuiltinOp::none;
+  if (q.processes == 1 && planner.serves_inline(probe, q.bytes / e)) {
+    plan.algorithm = detail::Algorithm::flat;
+    plan.form = detail::Form::inline_line;
+  }
+  Selection selection;
+  selection.name = detail::to_string(plan.algorithm);
+  selection.form = detail::to_string(plan.form);
+  selection.chunk_bytes = plan.chunk_bytes;
+  selection.lanes = plan.lanes;
+  selection.leader = detail::to_string(plan.leader);
+  if (plan.fell_back) selection.fallback = reason;
+  for (const auto& [algorithm, seconds] : planner.predictions(query))
+    selection.predicted_seconds.emplace_back(detail::to_string(algorithm), seconds);
+  return selection;
+}
+
+int mpi_lane_parallelism() { return detail::mpi_lane_parallelism(); }
+
+}  // namespace tlc

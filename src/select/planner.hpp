@@ -1,0 +1,141 @@
+// The one place that decides what runs (DESIGN section 3). The Planner turns a call (collective,
+// bytes, op, in-place) and the team's shape and overrides into a Plan: the algorithm, its form,
+// the pipeline chunk, the lanes and who leads. Tables are filled once per team (the cost model is
+// evaluated at construction for every collective and size band, as NCCL's tuning tables are), so
+// a call is a lookup plus a few comparisons.
+//
+// Every process computes the same plan from the same inputs wherever processes must make
+// matching MPI calls: the algorithm and whether a call pipelines depend only on what all
+// processes share (sizes, op, forced choices, the whole team's shape). The one local choice,
+// `direct` (one thread here runs the MPI call on its own buffers), makes the same MPI call as
+// `staged`, except where every process has one thread, which every process knows.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tlc/detail/call.hpp>
+#include <tlc/detail/collective_traits.hpp>
+
+#include "select/cost_model.hpp"
+#include "select/registry.hpp"
+
+namespace tlc::detail {
+
+// Who performs the inter-process step. Static for now: thread 0 on the process communicator, or
+// each lane's thread on its lane.
+enum class Leader : std::uint8_t { first_thread, lane_threads, none };
+const char* to_string(Leader l) noexcept;
+
+struct Plan {
+  Algorithm algorithm = Algorithm::hierarchical;
+  Form form = Form::staged;
+  std::size_t chunk_bytes = 0;  // pipelined: bytes per lane of one chunk
+  int lanes = 1;                // lanes the network step drives (1: the process communicator)
+  Leader leader = Leader::first_thread;
+  // Processes all hold blocks of the same size in one thread each: the direct form may call MPI's
+  // non-v collective (MPI_Allgather, MPI_Alltoall, MPI_Reduce_scatter_block).
+  bool one_thread_everywhere = false;
+  bool fell_back = false;  // a forced choice could not serve this call
+  friend bool operator==(const Plan&, const Plan&) = default;
+};
+
+// What the planner may look at of the team. Everything but `threads` and `numa_groups` is the
+// same on every process.
+struct TeamShape {
+  int processes = 1;
+  int threads = 1;  // threads of this process
+  int lanes = 1;
+  int numa_groups = 1;  // runs of consecutive threads in one NUMA domain
+  int ranks = 1;        // threads of all processes
+  bool equal_processes = true;
+};
+
+// What the planner is told once per team (read by the team's configuration).
+struct PlanSettings {
+  std::array<std::optional<Override>, collective_count> forced{};
+  bool fallback_error = false;  // TLC_FALLBACK=error: a forced choice that cannot serve throws
+  bool verbose = false;         // TLC_VERBOSE=1: say once per collective when a force falls back
+  CostParameters costs{};
+  std::size_t pipeline_chunk_bytes = std::size_t{1} << 20;
+  // Whether bcast and the movers pipeline by default (no node oversubscribed, or a chunk size
+  // asked for): their chunks need cores to spare for the overlap to pay.
+  bool pipeline_movers = true;
+};
+
+// One call as the planner sees it.
+struct PlanQuery {
+  Collective collective = Collective::allreduce;
+  std::size_t count = 0;  // elements per rank block (0 for v-variants)
+  std::size_t element_size = 1;
+  bool commutative = true;
+  bool in_place = false;
+};
+
+// Default thresholds (bytes of one thread's contribution).
+inline constexpr std::size_t flat_max_bytes = 2048;
+// Bytes of data the inline form of flat carries in a begin line (team_impl.hpp checks it).
+inline constexpr std::size_t inline_max_bytes = 32;
+
+class Planner {
+ public:
+  Planner() = default;
+  Planner(const TeamShape& shape, const PlanSettings& settings);
+  Planner(const Planner& other) : Planner(other.shape_, other.settings_) {}
+  Planner& operator=(const Planner& other);
+
+  // The plan of one call. A forced choice that cannot serve the call falls back to the
+  // algorithm's own form (when only the form cannot serve) or to the automatic plan, and the
+  // plan says so (fell_back, with the reason in *reason when given); with fallbacks as errors
+  // (fallback_error()) the caller turns that into the call's error on every thread.
+  Plan plan(const PlanQuery& q, std::string* reason = nullptr) const;
+  // Whether a single-process call of c with this op, element type and count takes the inline
+  // form of flat: the cheap question asked before anything else on every call.
+  bool serves_inline(const Call& c, std::size_t count) const noexcept {
+    if (!((inline_collectives_ >> static_cast<unsigned>(c.collective)) & 1u)) return false;
+    if (count > inline_max_bytes || count * c.type.size > inline_max_bytes) return false;
+    if (!traits_of(c.collective).reduction) return true;
+    return fold_available(c.op, c.type);
+  }
+  // Whether fallbacks are errors (TLC_FALLBACK=error).
+  bool fallback_error() const noexcept { return settings_.fallback_error; }
+  const TeamShape& shape() const noexcept { return shape_; }
+  const PlanSettings& settings() const noexcept { return settings_; }
+  const CostParameters& costs() const noexcept { return settings_.costs; }
+  // The cost model's prediction of every inter-process candidate (tlc-info --plan).
+  std::vector<std::pair<Algorithm, double>> predictions(const PlanQuery& q) const;
+
+ private:
+  // The automatic plan: what runs when nothing is forced.
+  Plan automatic(const PlanQuery& q) const;
+  // The algorithm's plan in form f (nullopt: f cannot serve q, why says so).
+  std::optional<Plan> in_form(const PlanQuery& q, Algorithm a, std::optional<Form> f,
+                              std::string& why) const;
+  bool pipelines_by_default(const PlanQuery& q, Algorithm a) const;
+  bool can_serve(const PlanQuery& q, Algorithm a, std::string& why) const;
+  Algorithm cheapest(Collective c, std::size_t bytes, bool commutative) const;
+  bool fold_available(BuiltinOp op, TypeInfo type) const noexcept;
+  void report_fallback(Collective c, const std::string& why, const Plan& used) const;
+
+  // Size bands of the cost table: band 0 holds 0 bytes, then four bands per power of two.
+  static constexpr int bands = 4 * 64 + 1;
+  static int band_of(std::size_t bytes) noexcept;
+  static std::size_t band_start(int band) noexcept;
+
+  TeamShape shape_{};
+  PlanSettings settings_{};
+  // cheapest_[c][commutative][band]: the cost model's choice across processes.
+  std::vector<Algorithm> cheapest_;
+  std::uint32_t inline_collectives_ =
+      0;  // bit c: single-process calls of c may take the inline form
+  // fold_sizes_[op][type class]: bit log2(size) set where the inline fold kernel exists.
+  std::array<std::array<std::uint8_t, 8>, 16> fold_sizes_{};
+  mutable std::atomic<std::uint32_t> reported_{0};  // bit c: a fallback of c was reported
+};
+
+}  // namespace tlc::detail

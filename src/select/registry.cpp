@@ -1,0 +1,186 @@
+#include "select/registry.hpp"
+
+#include <tlc/algorithms.hpp>
+#include <tlc/error.hpp>
+
+namespace tlc::detail {
+
+namespace {
+
+constexpr const char* flat_summary =
+    "single process, small messages: contributions travel in the threads' flag slots, each "
+    "thread computes its own output, one rendezvous";
+constexpr const char* sliced_summary =
+    "single process, large messages: publish-and-slice, every thread moves an equal share of "
+    "all bytes (reductions fused with the write into every output)";
+constexpr const char* hierarchical_summary =
+    "intra-process phase into a staging buffer, thread 0 runs the MPI collective between "
+    "processes, intra-process phase out (single process: as sliced)";
+constexpr const char* two_level_summary =
+    "single process over several NUMA domains: reduce inside each domain, then across domains, "
+    "so each byte crosses the socket link once";
+constexpr const char* full_lane_summary =
+    "as hierarchical, but the staging buffer is cut into L parts and lane thread l runs the MPI "
+    "collective on part l over lane l, all lanes at once";
+
+constexpr std::uint8_t bit(Form f) {
+  return static_cast<std::uint8_t>(1u << static_cast<unsigned>(f));
+}
+
+// The forms an algorithm takes for a collective.
+constexpr std::uint8_t forms_of(Collective c, Algorithm a) {
+  const CollectiveTraits& t = traits_of(c);
+  const std::uint8_t pipelined = t.chunking != Chunking::none ? bit(Form::pipelined) : 0;
+  switch (a) {
+    case Algorithm::flat:
+      return bit(Form::carried) | (t.inline_capable ? bit(Form::inline_line) : 0);
+    case Algorithm::sliced:
+      return bit(Form::sliced);
+    case Algorithm::two_level:
+      return bit(Form::two_level);
+    case Algorithm::hierarchical: {
+      // Collectives whose one-thread composition can run on the callers' buffers.
+      const bool direct = c == Collective::allreduce || c == Collective::allgather ||
+                          c == Collective::gather || c == Collective::scatter ||
+                          c == Collective::alltoall || c == Collective::reduce_scatter_block;
+      return bit(Form::staged) | (direct ? bit(Form::direct) : 0) | pipelined;
+    }
+    case Algorithm::full_lane:
+      return bit(Form::staged) | pipelined;
+    default:
+      return bit(Form::staged);
+  }
+}
+
+constexpr AlgorithmInfo entry(Collective c, const char* name, Algorithm a, bool single,
+                              const char* summary) {
+  return {c, name, a, single, forms_of(c, a), summary};
+}
+
+// clang-format off
+#define TLC_DATA_COLLECTIVE(c)                                                                 \
+  entry(Collective::c, "hierarchical", Algorithm::hierarchical, false, hierarchical_summary),  \
+  entry(Collective::c, "flat", Algorithm::flat, true, flat_summary),                           \
+  entry(Collective::c, "sliced", Algorithm::sliced, true, sliced_summary),                     \
+  entry(Collective::c, "full_lane", Algorithm::full_lane, false, full_lane_summary)
+// clang-format on
+
+// The first entry of each collective is its multi-process default.
+constexpr AlgorithmInfo registry[] = {
+    entry(Collective::barrier, "hierarchical", Algorithm::hierarchical, false,
+          "rendezvous of the process's threads; thread 0 runs MPI_Barrier between processes"),
+    entry(Collective::barrier, "flat", Algorithm::flat, true,
+          "single process: the begin step (one cache line per thread) is the whole barrier"),
+    TLC_DATA_COLLECTIVE(bcast),
+    TLC_DATA_COLLECTIVE(reduce),
+    entry(Collective::reduce, "two_level", Algorithm::two_level, true, two_level_summary),
+    TLC_DATA_COLLECTIVE(allreduce),
+    entry(Collective::allreduce, "two_level", Algorithm::two_level, true, two_level_summary),
+    TLC_DATA_COLLECTIVE(allgather),
+    TLC_DATA_COLLECTIVE(allgatherv),
+    TLC_DATA_COLLECTIVE(gather),
+    TLC_DATA_COLLECTIVE(gatherv),
+    TLC_DATA_COLLECTIVE(scatter),
+    TLC_DATA_COLLECTIVE(scatterv),
+    TLC_DATA_COLLECTIVE(alltoall),
+    TLC_DATA_COLLECTIVE(alltoallv),
+    TLC_DATA_COLLECTIVE(reduce_scatter_block),
+    TLC_DATA_COLLECTIVE(scan),
+    TLC_DATA_COLLECTIVE(exscan),
+    entry(Collective::allgather, "ring", Algorithm::ring, false,
+          "multi-sender ring allgather: each lane thread runs the ring on its part of every block"),
+    entry(
+        Collective::allgatherv, "ring", Algorithm::ring, false,
+        "multi-sender ring allgatherv: each lane thread runs the ring on its part of every block"),
+    entry(
+        Collective::allgather, "bruck", Algorithm::bruck, false,
+        "multi-sender Bruck allgather (equal process blocks; ceil(log2 P) rounds), per lane part"),
+    entry(Collective::bcast, "binomial", Algorithm::binomial, false,
+          "multi-sender pipelined binomial-tree bcast, each lane thread on its part"),
+    entry(Collective::alltoall, "pairwise", Algorithm::pairwise, false,
+          "multi-sender pairwise-exchange alltoall (P-1 steps), each lane thread on its part"),
+    entry(Collective::alltoallv, "pairwise", Algorithm::pairwise, false,
+          "multi-sender pairwise-exchange alltoallv (P-1 steps), each lane thread on its part"),
+    entry(Collective::alltoall, "isend", Algorithm::isend, false,
+          "multi-sender alltoall posting every send and receive at once, per lane part"),
+    entry(Collective::alltoallv, "isend", Algorithm::isend, false,
+          "multi-sender alltoallv posting every send and receive at once, per lane part"),
+    entry(Collective::reduce_scatter_block, "pairwise", Algorithm::pairwise, false,
+          "multi-sender pairwise-exchange reduce-scatter (commutative ops), per lane part"),
+    entry(Collective::allreduce, "recursive_doubling", Algorithm::recursive_doubling, false,
+          "multi-sender recursive-doubling allreduce (any op, rank order kept), per lane part"),
+    entry(Collective::allreduce, "rabenseifner", Algorithm::rabenseifner, false,
+          "multi-sender Rabenseifner allreduce: recursive-halving reduce-scatter + "
+          "recursive-doubling allgather (commutative ops), per lane part"),
+};
+#undef TLC_DATA_COLLECTIVE
+
+constexpr const char* form_names[form_count] = {"inline", "carried", "sliced",   "two_level",
+                                                "staged", "direct",  "pipelined"};
+
+}  // namespace
+
+std::span<const AlgorithmInfo> algorithm_registry() noexcept { return registry; }
+
+const AlgorithmInfo* find_algorithm(Collective c, Algorithm a) noexcept {
+  for (const auto& info : registry)
+    if (info.collective == c && info.id == a) return &info;
+  return nullptr;
+}
+
+const char* to_string(Form f) noexcept { return form_names[static_cast<int>(f)]; }
+
+const char* to_string(Algorithm a) noexcept {
+  for (const auto& info : registry)
+    if (info.id == a) return info.name;
+  return "?";
+}
+
+Override parse_override(Collective c, const std::string& text, const std::string& origin) {
+  const std::size_t colon = text.find(':');
+  const std::string name = text.substr(0, colon);
+  std::string known;
+  const AlgorithmInfo* found = nullptr;
+  for (const auto& info : registry) {
+    if (info.collective != c) continue;
+    if (name == info.name) found = &info;
+    known += known.empty() ? "" : ", ";
+    known += info.name;
+  }
+  if (!found)
+    throw Error(Errc::invalid_argument, "tlc: " + origin + " names unknown algorithm '" + name +
+                                            "' for " + to_string(c) + " (known: " + known + ")");
+  Override o{found->id, std::nullopt};
+  if (colon == std::string::npos) return o;
+  const std::string form = text.substr(colon + 1);
+  std::string forms;
+  for (int f = 0; f < form_count; ++f) {
+    if (!found->has(static_cast<Form>(f))) continue;
+    if (form == form_names[f]) o.form = static_cast<Form>(f);
+    forms += forms.empty() ? "" : ", ";
+    forms += form_names[f];
+  }
+  if (!o.form)
+    throw Error(Errc::invalid_argument, "tlc: " + origin + " names unknown form '" + form +
+                                            "' of " + name + " for " + to_string(c) +
+                                            " (its forms: " + forms + ")");
+  return o;
+}
+
+}  // namespace tlc::detail
+
+namespace tlc {
+
+std::vector<AlgorithmDescription> algorithms() {
+  std::vector<AlgorithmDescription> all;
+  for (const auto& info : detail::algorithm_registry()) {
+    std::vector<std::string> forms;
+    for (int f = 0; f < detail::form_count; ++f)
+      if (info.has(static_cast<detail::Form>(f)))
+        forms.emplace_back(detail::to_string(static_cast<detail::Form>(f)));
+    all.push_back({info.collective, info.name, info.single_process, info.summary, forms});
+  }
+  return all;
+}
+
+}  // namespace tlc

@@ -1,0 +1,152 @@
+#include "team/config.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+#include <tlc/error.hpp>
+
+namespace tlc::detail {
+
+namespace {
+
+const char* variable(const char* name) {
+  const char* text = std::getenv(name);
+  return text && *text ? text : nullptr;
+}
+
+std::optional<long> env_integer(const char* name) {
+  const char* text = variable(name);
+  if (!text) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  long value = std::strtol(text, &end, 10);
+  if (errno || *end || value < 0)
+    throw Error(Errc::invalid_argument,
+                std::string("tlc: ") + name + "='" + text + "' is not a non-negative integer");
+  return value;
+}
+
+std::optional<double> env_seconds(const char* name) {
+  const char* text = variable(name);
+  if (!text) return std::nullopt;
+  char* end = nullptr;
+  double value = std::strtod(text, &end);
+  if (*end || !(value >= 0))
+    throw Error(Errc::invalid_argument,
+                std::string("tlc: ") + name + "='" + text + "' is not a number of seconds");
+  return value;
+}
+
+// A positive number, or `fallback` when the variable is unset.
+double env_positive(const char* name, double fallback) {
+  const char* text = variable(name);
+  if (!text) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text, &end);
+  if (errno || *end || !(value > 0))
+    throw Error(Errc::invalid_argument,
+                std::string("tlc: ") + name + "='" + text + "' is not a positive number");
+  return value;
+}
+
+std::optional<bool> env_switch(const char* name) {
+  const char* text = variable(name);
+  if (!text) return std::nullopt;
+  const std::string v = text;
+  if (v == "1" || v == "on" || v == "yes" || v == "true") return true;
+  if (v == "0" || v == "off" || v == "no" || v == "false") return false;
+  throw Error(Errc::invalid_argument,
+              std::string("tlc: ") + name + "='" + v + "' is not 0/1/on/off");
+}
+
+bool node_is_process_variable() {
+  const char* text = variable("TLC_NODE");
+  if (!text || std::string(text) == "node") return false;
+  if (std::string(text) == "process") return true;
+  throw Error(Errc::invalid_argument,
+              std::string("tlc: TLC_NODE='") + text + "' (expected 'node' or 'process')");
+}
+
+// The pipeline chunk asked for (option, else TLC_PIPELINE_CHUNK), 0 when neither says.
+std::size_t pipeline_chunk(const TeamOptions& o) {
+  constexpr std::size_t fewest = std::size_t{4} << 10, most = std::size_t{1} << 30;
+  const std::size_t bytes =
+      o.pipeline_chunk_bytes
+          ? o.pipeline_chunk_bytes
+          : static_cast<std::size_t>(env_integer("TLC_PIPELINE_CHUNK").value_or(0));
+  if (bytes == 0) return 0;
+  if (bytes < fewest || bytes > most)
+    throw Error(Errc::invalid_argument,
+                "tlc: pipeline chunk of " + std::to_string(bytes) +
+                    " bytes (TeamOptions::pipeline_chunk_bytes or TLC_PIPELINE_CHUNK) is outside "
+                    "4096 .. 1073741824");
+  return bytes;
+}
+
+std::string algo_variable(Collective c) {
+  std::string name = "TLC_ALGO_";
+  for (const char* p = to_string(c); *p; ++p)
+    name += static_cast<char>(std::toupper(static_cast<unsigned char>(*p)));
+  return name;
+}
+
+bool fallback_error(const std::string& option) {
+  std::string origin = "TeamOptions::fallback";
+  std::string value = option;
+  if (value.empty()) {
+    const char* text = variable("TLC_FALLBACK");
+    if (!text) return false;
+    value = text;
+    origin = "TLC_FALLBACK";
+  }
+  if (value == "plan") return false;
+  if (value == "error") return true;
+  throw Error(Errc::invalid_argument,
+              "tlc: " + origin + "='" + value + "' (expected 'plan' or 'error')");
+}
+
+CostParameters cost_parameters() {
+  CostParameters p;
+  p.alpha = env_positive("TLC_COST_ALPHA_US", p.alpha * 1e6) * 1e-6;
+  p.lane_bandwidth = env_positive("TLC_COST_LANE_GBS", p.lane_bandwidth / 1e9) * 1e9;
+  p.reduce_bandwidth = env_positive("TLC_COST_REDUCE_GBS", p.reduce_bandwidth / 1e9) * 1e9;
+  p.rendezvous = env_positive("TLC_COST_SYNC_US", p.rendezvous * 1e6) * 1e-6;
+  if (variable("TLC_COST_LANE_PARALLELISM"))
+    p.lane_parallelism = static_cast<int>(env_positive("TLC_COST_LANE_PARALLELISM", 1));
+  return p;
+}
+
+}  // namespace
+
+Config Config::read(const TeamOptions& o) {
+  Config c;
+  c.placement.threads =
+      o.threads ? o.threads : static_cast<int>(env_integer("TLC_THREADS").value_or(0));
+  c.placement.threads_per_numa = o.threads_per_numa;
+  c.placement.lanes = o.lanes ? o.lanes : static_cast<int>(env_integer("TLC_LANES").value_or(0));
+  c.placement.threads_per_rail = o.threads_per_rail;
+  c.pin = o.pin ? o.pin : env_switch("TLC_PIN");
+  c.node_is_process = node_is_process_variable();
+  c.timeout_seconds =
+      o.timeout_seconds > 0 ? o.timeout_seconds : env_seconds("TLC_TIMEOUT").value_or(0);
+  c.pipeline_chunk_asked = pipeline_chunk(o);
+  for (std::size_t i = 0; i < collective_count; ++i) {
+    const auto collective = static_cast<Collective>(i);
+    const std::string name = algo_variable(collective);
+    if (const char* text = variable(name.c_str()))
+      c.plan.forced[i] = parse_override(collective, text, name);
+  }
+  // The program's own choice wins over the environment.
+  for (const auto& [collective, name] : o.algorithms)
+    c.plan.forced[static_cast<std::size_t>(collective)] = parse_override(
+        collective, name, std::string("TeamOptions::algorithms[") + to_string(collective) + "]");
+  c.plan.fallback_error = fallback_error(o.fallback);
+  c.plan.verbose = env_switch("TLC_VERBOSE").value_or(false);
+  c.plan.costs = cost_parameters();
+  return c;
+}
+
+}  // namespace tlc::detail

@@ -1,0 +1,30 @@
+// The team's configuration: TeamOptions, with the TLC_* environment variables filling in what
+// the program leaves unset. This is the one place that reads the environment (DESIGN section 3);
+// garbage in a variable is an error, not a silent default.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include <tlc/options.hpp>
+#include <tlc/topology.hpp>
+
+#include "select/planner.hpp"
+
+namespace tlc::detail {
+
+struct Config {
+  PlacementRequest placement;    // TLC_THREADS, TLC_LANES (pin is decided with the topology)
+  std::optional<bool> pin;       // TLC_PIN; unset: pin when every thread fits on a PU
+  bool node_is_process = false;  // TLC_NODE=process
+  double timeout_seconds = 0;    // TLC_TIMEOUT; 0: wait forever
+  std::size_t pipeline_chunk_asked = 0;  // TLC_PIPELINE_CHUNK; 0: not asked for
+  // TLC_ALGO_<COLLECTIVE>, TLC_FALLBACK, TLC_VERBOSE, TLC_COST_*. The team fills in the chunk
+  // and whether movers pipeline once the processes have agreed on them.
+  PlanSettings plan;
+
+  // Throws Error(invalid_argument) for an unusable option or variable.
+  static Config read(const TeamOptions& options);
+};
+
+}  // namespace tlc::detail

@@ -1,0 +1,177 @@
+// The planner (src/select/planner.hpp): one plan per call from tables filled once per team.
+// Each test builds a Planner for a team shape and checks the decisions that used to be spread
+// over the algorithms: forms, fallbacks of forced choices, pipelining, the inline form.
+#include <gtest/gtest.h>
+
+#include <tlc/detail/collective_traits.hpp>
+#include <tlc/error.hpp>
+
+#include "select/planner.hpp"
+
+namespace {
+
+using namespace tlc::detail;
+using tlc::Collective;
+
+TeamShape across(int processes, int threads, int lanes = 1, bool equal = true) {
+  return {processes, threads, lanes, 1, processes * threads, equal};
+}
+
+PlanQuery call(Collective c, std::size_t count, std::size_t e = 8, bool commutative = true) {
+  return {c, count, e, commutative, false};
+}
+
+PlanSettings forcing(Collective c, const std::string& choice) {
+  PlanSettings s;
+  s.forced[static_cast<std::size_t>(c)] = parse_override(c, choice, "test");
+  return s;
+}
+
+TEST(Planner, OneProcessTakesFlatSlicedOrTwoLevel) {
+  const Planner p(across(1, 4), PlanSettings{});
+  EXPECT_EQ(p.plan(call(Collective::allreduce, 16)).algorithm, Algorithm::flat);
+  EXPECT_EQ(p.plan(call(Collective::allreduce, 16)).form, Form::carried);
+  EXPECT_EQ(p.plan(call(Collective::allreduce, 1 << 20)).form, Form::sliced);
+  EXPECT_EQ(p.plan(call(Collective::allgatherv, 0)).form, Form::sliced);
+  TeamShape numa = across(1, 4);
+  numa.numa_groups = 2;
+  const Planner q(numa, PlanSettings{});
+  EXPECT_EQ(q.plan(call(Collective::reduce, 1 << 20)).form, Form::two_level);
+  EXPECT_EQ(q.plan(call(Collective::bcast, 1 << 20)).form, Form::sliced);
+}
+
+TEST(Planner, InlineFormNeedsABeginLineAndALineKernel) {
+  const Planner p(across(1, 2), PlanSettings{});
+  Call c;
+  c.collective = Collective::allreduce;
+  c.op = tlc::detail::BuiltinOp::sum;
+  c.type = {TypeClass::floating, 8, 8};
+  EXPECT_TRUE(p.serves_inline(c, 4));   // 32 bytes
+  EXPECT_FALSE(p.serves_inline(c, 5));  // 40 bytes
+  c.op = tlc::detail::BuiltinOp::band;  // no bitwise and on doubles
+  EXPECT_FALSE(p.serves_inline(c, 1));
+  c.op = tlc::detail::BuiltinOp::none;  // a user op
+  EXPECT_FALSE(p.serves_inline(c, 1));
+  c.collective = Collective::alltoall;  // not inline-capable
+  EXPECT_FALSE(p.serves_inline(c, 1));
+  const Planner forced(across(1, 2), forcing(Collective::allreduce, "sliced"));
+  c.collective = Collective::allreduce;
+  c.op = tlc::detail::BuiltinOp::sum;
+  EXPECT_FALSE(forced.serves_inline(c, 1));
+  const Planner two(across(2, 1), PlanSettings{});
+  EXPECT_FALSE(two.serves_inline(c, 1));  // several processes
+}
+
+TEST(Planner, DirectFormForOneThreadHierarchical) {
+  const Planner everywhere(across(2, 1), PlanSettings{});
+  const Plan p = everywhere.plan(call(Collective::allgather, 100));
+  EXPECT_EQ(p.algorithm, Algorithm::hierarchical);
+  EXPECT_EQ(p.form, Form::direct);
+  EXPECT_TRUE(p.one_thread_everywhere);
+  // scan has no direct composition; alltoall in place has none either.
+  EXPECT_EQ(everywhere.plan(call(Collective::scan, 100)).form, Form::staged);
+  PlanQuery in_place = call(Collective::alltoall, 100);
+  in_place.in_place = true;
+  EXPECT_EQ(everywhere.plan(in_place).form, Form::staged);
+  // One thread here, two elsewhere: direct by default, but not reduce_scatter_block, whose
+  // direct form is MPI's non-v collective.
+  const Planner uneven(across(2, 1, 1, false), PlanSettings{});
+  EXPECT_EQ(uneven.plan(call(Collective::allgather, 100)).form, Form::direct);
+  EXPECT_FALSE(uneven.plan(call(Collective::allgather, 100)).one_thread_everywhere);
+  EXPECT_EQ(uneven.plan(call(Collective::reduce_scatter_block, 100)).form, Form::staged);
+}
+
+TEST(Planner, PipelinesFromTwoChunks) {
+  PlanSettings s;
+  s.pipeline_chunk_bytes = 1 << 20;
+  const Planner p(across(2, 2), s);
+  EXPECT_EQ(p.plan(call(Collective::allreduce, (1 << 18) - 1)).form, Form::staged);  // < 2 MiB
+  const Plan big = p.plan(call(Collective::allreduce, 1 << 18));                     // 2 MiB
+  EXPECT_EQ(big.form, Form::pipelined);
+  EXPECT_EQ(big.chunk_bytes, std::size_t{1} << 20);
+  // Not with one thread everywhere and one leader: nothing to overlap.
+  const Planner single(across(2, 1), s);
+  EXPECT_NE(single.plan(call(Collective::allreduce, 1 << 22)).form, Form::pipelined);
+  // Movers only where cores are to spare.
+  s.pipeline_movers = false;
+  const Planner busy(across(2, 2), s);
+  EXPECT_EQ(busy.plan(call(Collective::allgather, 1 << 22)).form, Form::staged);
+  EXPECT_EQ(busy.plan(call(Collective::allreduce, 1 << 22)).form, Form::pipelined);
+}
+
+TEST(Planner, ForcedChoicesServeWhereTheyCan) {
+  const Planner p(across(2, 2, 3), forcing(Collective::allreduce, "full_lane:pipelined"));
+  const Plan plan = p.plan(call(Collective::allreduce, 10));
+  EXPECT_EQ(plan.algorithm, Algorithm::full_lane);
+  EXPECT_EQ(plan.form, Form::pipelined);
+  EXPECT_EQ(plan.lanes, 3);
+  EXPECT_EQ(plan.leader, Leader::lane_threads);
+  EXPECT_FALSE(plan.fell_back);
+}
+
+TEST(Planner, ForcedChoicesThatCannotServeFallBack) {
+  std::string why;
+  // Non-commutative op: the automatic plan, with the reason.
+  const Planner rab(across(2, 2), forcing(Collective::allreduce, "rabenseifner"));
+  Plan p = rab.plan(call(Collective::allreduce, 100, 8, false), &why);
+  EXPECT_TRUE(p.fell_back);
+  EXPECT_NE(p.algorithm, Algorithm::rabenseifner);
+  EXPECT_NE(why.find("commutative"), std::string::npos) << why;
+  EXPECT_FALSE(rab.plan(call(Collective::allreduce, 100, 8, true)).fell_back);
+  // Only the form cannot serve: the same algorithm in its own form.
+  const Planner direct(across(2, 2), forcing(Collective::allreduce, "hierarchical:direct"));
+  p = direct.plan(call(Collective::allreduce, 100));
+  EXPECT_TRUE(p.fell_back);
+  EXPECT_EQ(p.algorithm, Algorithm::hierarchical);
+  EXPECT_EQ(p.form, Form::staged);
+  // Bruck with unequal processes; full_lane with one thread everywhere; single-process
+  // algorithms across processes and the reverse.
+  EXPECT_TRUE(Planner(across(2, 2, 1, false), forcing(Collective::allgather, "bruck"))
+                  .plan(call(Collective::allgather, 8))
+                  .fell_back);
+  EXPECT_FALSE(Planner(across(2, 2), forcing(Collective::allgather, "bruck"))
+                   .plan(call(Collective::allgather, 8))
+                   .fell_back);
+  EXPECT_TRUE(Planner(across(2, 1, 2), forcing(Collective::allreduce, "full_lane"))
+                  .plan(call(Collective::allreduce, 8))
+                  .fell_back);
+  EXPECT_TRUE(Planner(across(2, 2), forcing(Collective::allreduce, "flat"))
+                  .plan(call(Collective::allreduce, 8))
+                  .fell_back);
+  EXPECT_TRUE(Planner(across(1, 2), forcing(Collective::allreduce, "recursive_doubling"))
+                  .plan(call(Collective::allreduce, 8))
+                  .fell_back);
+  // hierarchical on one process is the single-process work, not a fallback.
+  EXPECT_FALSE(Planner(across(1, 2), forcing(Collective::allreduce, "hierarchical"))
+                   .plan(call(Collective::allreduce, 8))
+                   .fell_back);
+}
+
+TEST(Planner, OverridesNameKnownAlgorithmsAndForms) {
+  EXPECT_THROW(parse_override(Collective::allreduce, "nope", "test"), tlc::Error);
+  EXPECT_THROW(parse_override(Collective::allreduce, "ring", "test"), tlc::Error);
+  EXPECT_THROW(parse_override(Collective::allreduce, "full_lane:direct", "test"), tlc::Error);
+  EXPECT_THROW(parse_override(Collective::scan, "hierarchical:direct", "test"), tlc::Error);
+  const Override o = parse_override(Collective::bcast, "hierarchical:pipelined", "test");
+  EXPECT_EQ(o.algorithm, Algorithm::hierarchical);
+  EXPECT_EQ(o.form, Form::pipelined);
+}
+
+TEST(Planner, CostTableMatchesTheModelAtBandStarts) {
+  // The table answers the cost model's cheapest algorithm for the band's first size.
+  const Planner p(across(4, 2, 2), PlanSettings{});
+  for (std::size_t bytes : {std::size_t{8}, std::size_t{4096}, std::size_t{1} << 20}) {
+    const auto all = p.predictions(call(Collective::allreduce, bytes / 8));
+    ASSERT_FALSE(all.empty());
+    Algorithm best = all.front().first;
+    double cost = all.front().second;
+    for (const auto& [a, c] : all)
+      if (c < cost) {
+        best = a;
+        cost = c;
+      }
+    EXPECT_EQ(p.plan(call(Collective::allreduce, bytes / 8)).algorithm, best) << bytes;
+  }
+}
+
+}  // namespace
