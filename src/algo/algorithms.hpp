@@ -20,16 +20,10 @@ void run_flat(TeamImpl& team, int me, CallDescriptor d);  // algo/flat.cpp
 void run_flat_inline(TeamImpl& team, int me, const Call& call, std::size_t count);
 void run_sliced(TeamImpl& team, int me, CallDescriptor d);     // algo/sliced.cpp
 void run_two_level(TeamImpl& team, int me, CallDescriptor d);  // algo/two_level.cpp
-// Several processes: the intra-process phases around the inter-process phase of the plan's
-// algorithm (hierarchical, full_lane or multi_sender; algo/hierarchical.cpp,
-// algo/network_phase.cpp), staged, direct or pipelined as the plan says.
+// Several processes: the collective's composition (algo/across.hpp), staged, direct or
+// pipelined as the plan says, with the plan's network step (hierarchical, full_lane or a
+// multi-sender algorithm).
 void run_across_processes(TeamImpl& team, int me, CallDescriptor d, const Plan& plan);
-
-// Bcast, reduce, allreduce, scan, exscan (algo/pipelined.cpp) and allgather, gather, scatter,
-// alltoall, reduce_scatter_block (algo/pipelined_movers.cpp) across processes in chunks of
-// plan.chunk_bytes per lane, the intra-process phases of one chunk overlapping the network
-// phase of the previous one.
-void run_pipelined(TeamImpl& team, int me, const TeamImpl::CallView& view, const Plan& plan);
 
 // Whether two byte ranges share a byte (empty ranges share none).
 inline bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {

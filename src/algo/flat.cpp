@@ -1,6 +1,6 @@
 // Flat: the small-message algorithm of every collective inside one process, after Jain et al.
-// ([Jain], sec. III-A/B: single-writer flags on their own cache
-// lines, monotonic counters, data carried in the flag's line).
+// ([Jain] sec. II-B: single-writer flags on their own cache lines, monotonic counters; sec.
+// III-D: small data carried with the flag; docs/references.md).
 //
 // Phases (T threads of one process, n bytes per contribution):
 //   1. Each thread copies its contribution (up to carry_capacity bytes) into its own slot next to

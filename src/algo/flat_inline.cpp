@@ -1,7 +1,7 @@
 // Flat, inline form: barrier, bcast, reduce, allreduce, scan and exscan of single-process teams
 // whose contribution fits in the rest of a thread's begin line (inline_capacity = 32 bytes), the
-// extreme case of Jain et al. ([Jain], sec. III-A: "data carried
-// in the flag's cache line"; sec. II-A/B: one writer per line, monotonic counters).
+// extreme case of Jain et al.'s data inlining ([Jain] sec. III-D: small data carried in the
+// flag's cache line; sec. II-A/B: one writer per line, monotonic counters; docs/references.md).
 //
 // Phases (T threads of one process, n <= 32 bytes each):
 //   1. Each thread writes its argument fingerprint and its n bytes into its own begin line and

@@ -1,24 +1,26 @@
-// The pipeline engine of the collectives across processes that run in chunks
-// (algo/pipelined.cpp: bcast and the reductions; algo/pipelined_movers.cpp: allgather, gather,
-// scatter, alltoall, reduce_scatter_block), after Traff & Hunold
-// ([TraffHunold] sec. 5, pipelining the node-local and lane phases) and
-// Jain et al. ([Jain] sec. III-E, the chunked shared buffer).
+// The engine of every collective across processes (DESIGN section 3): a composition is three
+// steps over staging regions, produce / network / consume, and this engine runs them, in chunks
+// when the plan pipelines (Traff & Hunold [TraffHunold] sec. 5, pipelining the node-local and
+// lane phases; Jain et al. [Jain] sec. III-C, multiple buffers and pipelining) and as one chunk
+// otherwise. The compositions are algo/bcast.cpp, algo/reductions.cpp, algo/gathers.cpp,
+// algo/scatter.cpp, algo/alltoall.cpp and algo/reduce_scatter_block.cpp.
 //
-// Roles: drivers run the inter-process collective of each chunk (hierarchical: thread 0 on the
-// process communicator; full_lane: each lane thread on its part of the chunk, on its lane).
-// Workers produce chunks: the threads that drive nothing, or every thread when all of them
-// drive a lane.
+// Roles: drivers run the inter-process step of each chunk (one leader: thread 0 on the process
+// communicator; lanes: each lane's thread on its lane, for its part of the chunk). Workers
+// produce chunks: every thread with one chunk, and when pipelining the threads that drive
+// nothing (every thread when all of them drive a lane).
 // Phases, per chunk i (elements [iC, iC + C) of every rank block, K chunks; a chunk travels in
-// region i: a part of a caller's output where the result ends up anyway, or else one of two
-// staging regions used in turn):
-//   1. produce: workers wait until chunk i-2 has been consumed by everybody (its region is free),
-//      then fill their share of region i from the inputs, post "produced i".
-//   2. network: drivers wait for "produced i" from all workers, run the MPI collective on (their
-//      lane's part of) region i, post "sent i".
+// region i: a part of a caller's output where the result ends up anyway, or a staging region):
+//   1. produce: workers wait until chunk i-2 has been consumed by everybody (when regions are
+//      reused, two in turn), then fill their share of region i from the inputs, post "produced".
+//   2. network: drivers wait for "produced i" from all workers, run the inter-process step on
+//      (their lane's part of) region i, post "sent i". full_lane and the multi-sender algorithms
+//      are this step's variants (MPI's collective, or tlc's point-to-point algorithm, per lane).
 //   3. consume: every thread waits for "sent i" from all drivers and takes its share of chunk i
 //      out of the region, post "consumed i". Workers consume chunk i-1 right after producing
 //      chunk i, so their work on chunk i overlaps the network phase of chunk i-1.
-// Cost: (K + 1) * max(intra(C), network(C)) instead of K times their sum.
+// Cost: (K + 1) * max(intra(C), network(C)) instead of K times their sum; with one chunk,
+// intra + network + intra, with two flag rendezvous (produced, sent).
 #pragma once
 
 #include <algorithm>
@@ -33,20 +35,27 @@ namespace tlc::detail {
 
 class Pipeline {
  public:
-  // count elements per rank block in all; `pieces` rank blocks travel in one region (1 for
-  // bcast and the reductions, whose region holds one block; the number of ranks for the movers,
-  // whose region holds a piece of every rank's block).
+  // count elements per rank block (0 for v-variants); `pieces` rank blocks travel in one region
+  // (1 for bcast and the reductions, whose region holds one block; the number of ranks for the
+  // movers, whose region holds a piece of every rank's block). Not pipelined: one chunk holding
+  // everything (count(0) == count).
   Pipeline(TeamImpl& team, int me, std::size_t element_size, std::size_t count, const Plan& plan,
            std::size_t pieces = 1)
       : team_(team), me_(me), e_(element_size), n_(count) {
     on_lanes_ = uses_lanes(plan.algorithm);
     lanes_ = on_lanes_ ? team.lanes() : 1;
-    chunk_ = chunk_elements(plan, element_size, pieces);
-    chunks_ = (n_ + chunk_ - 1) / chunk_;
+    if (plan.form == Form::pipelined) {
+      chunk_ = chunk_elements(plan, element_size, pieces);
+      chunks_ = (n_ + chunk_ - 1) / chunk_;
+    } else {
+      chunk_ = whole;
+      chunks_ = 1;
+    }
     const int threads = team.threads();
     int drivers = 0;
     for (int t = 0; t < threads; ++t) drivers += drives(t) ? 1 : 0;
-    dedicated_ = drivers < threads;
+    // With one chunk there is nothing to overlap: every thread works.
+    dedicated_ = chunks_ > 1 && drivers < threads;
     for (int t = 0; t < threads; ++t) {
       if (t == me && works(t)) worker_ = workers_;
       workers_ += works(t) ? 1 : 0;
@@ -64,10 +73,14 @@ class Pipeline {
     return std::max<std::size_t>(
         1, plan.chunk_bytes * lanes / (element_size * std::max<std::size_t>(1, pieces)));
   }
-  std::size_t chunk_elements() const noexcept { return chunk_; }
+  std::size_t chunks() const noexcept { return chunks_; }
   int lanes() const noexcept { return lanes_; }
-  // The part of chunk i that lane l carries (elements relative to the chunk); the network
-  // callback gets the parts of the lanes this thread drives.
+  // Elements of chunk i of a block of `block` elements (v-variants: each rank's own count).
+  std::size_t piece(std::size_t i, std::size_t block) const noexcept {
+    const std::size_t begin = i * chunk_;
+    return block > begin ? std::min(chunk_, block - begin) : 0;
+  }
+  // The part of chunk i that lane l carries (elements relative to the chunk).
   Slice lane_part(std::size_t i, int l) const noexcept { return slice_of(count(i), e_, l, lanes_); }
   // This thread's index among the workers and their number (-1 and the number: no worker).
   int worker() const noexcept { return worker_; }
@@ -75,19 +88,26 @@ class Pipeline {
   // Whether chunk i travels in the region of chunk i-2 (two staging regions), so that producing
   // it must wait until that chunk has been consumed; true unless said otherwise.
   void set_reuses_regions(bool reuses) noexcept { reuses_regions_ = reuses; }
-  std::size_t count(std::size_t i) const noexcept { return std::min(chunk_, n_ - i * chunk_); }
+  // The chunks travel in the team's staging buffer, in regions of `bytes`: one region, or two
+  // used in turn when pipelining. A step: every thread calls it with the same bytes.
+  void use_staging(std::size_t bytes) {
+    region_bytes_ = bytes;
+    team_.grow_staging(me_, chunks_ > 1 ? 2 * bytes : bytes);
+    reuses_regions_ = chunks_ > 1;
+  }
+  std::byte* region(std::size_t i) const noexcept {
+    return team_.staging() + (i % 2) * region_bytes_;
+  }
+  std::size_t count(std::size_t i) const noexcept { return piece(i, n_); }
+  std::size_t first(std::size_t i) const noexcept { return i * chunk_; }        // element
   std::size_t offset(std::size_t i) const noexcept { return i * chunk_ * e_; }  // bytes
   // This worker's slice of chunk i (elements relative to the chunk); empty for non-workers.
   Slice work_slice(std::size_t i) const noexcept {
     return worker_ < 0 ? Slice{} : slice_of(count(i), e_, worker_, workers_);
   }
-  // This thread's share of consuming chunk i among all threads (elements relative to the chunk).
-  Slice thread_slice(std::size_t i) const noexcept {
-    return slice_of(count(i), e_, me_, team_.threads());
-  }
 
-  // produce(i), network(i, comm, part) and consume(i) are the three phases above; part is the
-  // element range of chunk i that this MPI call covers.
+  // produce(i), network(i, comm, l) and consume(i) are the three phases above; l is the lane
+  // whose part of chunk i this call of network carries (0 with one leader).
   template <class Produce, class Network, class Consume>
   void run(Produce&& produce, Network&& network, Consume&& consume, bool shared_outputs) {
     std::uint64_t& base = team_.pipeline_chunks(me_);
@@ -103,13 +123,13 @@ class Pipeline {
       team_.wait_posted(TeamImpl::produced, base + i + 1, works);
       try {
         if (!on_lanes_) {
-          network(i, team_.comm(), Slice{0, count(i)});
+          network(i, team_.comm(), 0);
         } else {
           for (int l = 0; l < lanes_; ++l)
-            if (team_.lane_thread(l) == me_) network(i, team_.lane(l), lane_part(i, l));
+            if (team_.lane_thread(l) == me_) network(i, team_.lane(l), l);
         }
       } catch (...) {
-        team_.abort("an inter-process collective of a pipelined chunk failed");
+        team_.abort("an inter-process step failed");
         throw;
       }
       team_.post(me_, TeamImpl::sent, base + i + 1);
@@ -143,6 +163,7 @@ class Pipeline {
     return false;
   }
   bool works(int t) const noexcept { return !dedicated_ || !drives(t); }
+  static constexpr std::size_t whole = ~std::size_t{0} >> 1;  // one chunk: every element
 
   TeamImpl& team_;
   int me_;
@@ -152,11 +173,8 @@ class Pipeline {
   std::size_t chunk_ = 1, chunks_ = 0;
   bool dedicated_ = false;
   bool reuses_regions_ = true;
+  std::size_t region_bytes_ = 0;
   int worker_ = -1, workers_ = 0;
 };
-
-// The non-v movers: allgather, gather, scatter, alltoall, and reduce_scatter_block, whose
-// chunks hold a piece of every rank block (Chunking::pieces; algo/pipelined_movers.cpp).
-void run_pipelined_mover(TeamImpl& team, int me, const TeamImpl::CallView& view, const Plan& plan);
 
 }  // namespace tlc::detail

@@ -1,5 +1,5 @@
 // An alpha-beta-gamma cost model of the inter-process algorithms (Thakur, Rabenseifner & Gropp,
-// [Thakur] sec. 2: a message of n bytes costs alpha + n*beta, a
+// [Thakur] sec. 3: a message of n bytes costs alpha + n*beta, a
 // reduction of n bytes n*gamma), with per-lane bandwidth (Traff & Hunold,
 // [TraffHunold] sec. 2: k lanes each carrying c/k).
 //

@@ -52,8 +52,8 @@ struct Setup {
   }
 };
 
-// The collectives that pipeline large buffers across processes (src/algo/pipelined.cpp and,
-// the movers, src/algo/pipelined_movers.cpp). With the default 1 MiB chunk only the largest size
+// The collectives that pipeline large buffers across processes (their own list, kept apart from
+// the library's traits so that the tests do not take the library's word). With the default 1 MiB chunk only the largest size
 // pipelines (8 MiB of doubles in the reductions: 2 to 8 chunks of 1 to 4 lanes); a 4 KiB chunk
 // pipelines 4099 elements and more, in up to a few hundred chunks. A mover's chunk holds a
 // piece of every rank's block (chunk bytes / ranks per rank), so the movers get 256 KiB: 100003

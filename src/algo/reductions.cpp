@@ -1,0 +1,111 @@
+// reduce, allreduce, scan and exscan across processes (Parsons [Parsons] ch. 2.3; Traff &
+// Hunold [TraffHunold] sec. 3 and 5; docs/references.md). Chunk i of the result depends on chunk
+// i of the inputs only, so a chunk is the same collective on a smaller block.
+//
+// Steps (T threads here, P processes, n bytes per rank, L lanes):
+//   produce: the workers reduce their slice of chunk i of the T contributions, in rank order,
+//            into the region: n bytes read T times, written once;
+//   network: the process-level reduction of the region (in place): MPI_Allreduce / MPI_Reduce /
+//            MPI_Exscan by thread 0 (hierarchical) or per lane part (full_lane), or tlc's
+//            recursive doubling or Rabenseifner allreduce per lane part;
+//   consume: allreduce: every thread copies the result into its output; reduce: the root copies
+//            it (nothing when the region is the root's output); scan, exscan: the threads compute
+//            their slices of every output's prefix, seeded with the reduction over the lower
+//            processes (what MPI_Exscan left in the region).
+// Regions: one chunk travels in the team's staging buffer; pipelined chunks travel in a caller's
+// output where the result ends up anyway (the root's for reduce in the root process, thread 0's
+// for allreduce; the other threads copy from it), else in two staging regions used in turn.
+// direct (one thread here): MPI_Allreduce on the caller's buffers.
+// Cost: n T/bandwidth + network(n) + copies, e.g. allreduce with MPICH's Rabenseifner
+// 2 log P alpha + 2 n beta + n gamma ([Thakur] sec. 4.5 and 5.1), per lane n/L.
+#include "algo/across.hpp"
+#include "inter/p2p.hpp"
+#include "intra/prefix.hpp"
+
+namespace tlc::detail {
+
+void reduction_across(TeamImpl& team, int me, const CallView& view, const Plan& plan) {
+  const Call& c = view[me].call;
+  const std::size_t e = c.type.size, n = view[me].count;
+  const Collective collective = c.collective;
+  if (plan.form == Form::direct) {  // allreduce: nothing to combine inside the process
+    team.comm().allreduce(c.in_place ? nullptr : c.send, c.recv, n, c);
+    return;
+  }
+  const int threads = team.threads();
+  Pipeline pipe(team, me, e, n, plan);
+  const bool pipelined = pipe.chunks() > 1;
+  const int root_process = collective == Collective::reduce ? team.process_of(c.root) : -1;
+  const bool root_here = root_process == team.process();
+  // Where pipelined chunks travel: a caller's output where the result ends up anyway.
+  std::byte* result = !pipelined  ? nullptr
+                      : root_here ? recv_of(view, c.root - team.first_rank())
+                      : collective == Collective::allreduce ? recv_of(view, 0)
+                                                            : nullptr;
+  if (result)
+    pipe.set_reuses_regions(false);
+  else
+    pipe.use_staging(pipe.count(0) * e);
+  auto region = [&](std::size_t i) { return result ? result + pipe.offset(i) : pipe.region(i); };
+  auto* out = static_cast<std::byte*>(c.recv);
+
+  auto produce = [&](std::size_t i) {
+    auto inputs = input_pointers(static_cast<std::size_t>(threads));
+    for (int t = 0; t < threads; ++t)
+      inputs[static_cast<std::size_t>(t)] = contribution_of(view, t) + pipe.offset(i);
+    void* target = region(i);
+    reduce_slice_to_all(inputs, std::span<void* const>(&target, 1), e, pipe.work_slice(i),
+                        c.combine, c.op_object);
+  };
+  auto network = [&](std::size_t i, ProcessComm& comm, int l) {
+    const Slice part = pipe.lane_part(i, l);
+    std::byte* at = region(i) + part.begin * e;
+    switch (collective) {
+      case Collective::allreduce:
+        if (plan.algorithm == Algorithm::recursive_doubling)
+          p2p::recursive_doubling_allreduce(comm, at, part.size(), c);
+        else if (plan.algorithm == Algorithm::rabenseifner)
+          p2p::rabenseifner_allreduce(comm, at, part.size(), c);
+        else
+          comm.allreduce_in_place(at, part.size(), c);
+        return;
+      case Collective::reduce:
+        comm.reduce_in_place(at, part.size(), c, root_process);
+        return;
+      default:  // scan, exscan: the reduction over the lower processes
+        comm.exscan_in_place(at, part.size(), c);
+        return;
+    }
+  };
+  auto consume = [&](std::size_t i) {
+    switch (collective) {
+      case Collective::allreduce:
+        copy_bytes(out + pipe.offset(i), region(i), pipe.count(i) * e);
+        return;
+      case Collective::reduce:
+        if (team.global_rank(me) == c.root)
+          copy_bytes(out + pipe.offset(i), region(i), pipe.count(i) * e);
+        return;
+      default: {
+        auto inputs = input_pointers(static_cast<std::size_t>(threads));
+        auto outputs = output_pointers(static_cast<std::size_t>(threads));
+        for (int t = 0; t < threads; ++t) {
+          inputs[static_cast<std::size_t>(t)] = contribution_of(view, t) + pipe.offset(i);
+          outputs[static_cast<std::size_t>(t)] = recv_of(view, t) + pipe.offset(i);
+        }
+        const std::byte* seed = team.process() > 0 ? region(i) : nullptr;
+        prefix_slice(inputs, outputs, e, slice_of(pipe.count(i), e, me, threads), c.combine,
+                     c.op_object, collective == Collective::exscan, seed);
+        return;
+      }
+    }
+  };
+  // Threads read the result holder's output until their last copy (allreduce in chunks), or
+  // write each other's outputs (scan, exscan): nobody returns before everybody is done.
+  const bool shared =
+      threads > 1 && ((collective == Collective::allreduce && result) ||
+                      collective == Collective::scan || collective == Collective::exscan);
+  pipe.run(produce, network, consume, shared);
+}
+
+}  // namespace tlc::detail
