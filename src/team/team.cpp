@@ -1,5 +1,6 @@
 // Team construction (the only place outside src/inter that touches MPI: to agree on the team's
-// shape), the run() worker pool, attach(), and the synchronisation steps of team_impl.hpp.
+// shape), run() on the worker pool (team/worker_pool.cpp), attach(). The synchronisation steps
+// are in team/rendezvous.cpp, the configuration in team/config.cpp, the roster in roster.hpp.
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -78,19 +79,9 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   comm_->agree_or_throw(error, code);
 
   threads_ = static_cast<int>(placement_.threads.size());
-  process_threads_ = comm_->allgather(threads_);
-  size_ = 0;
-  for (int c : process_threads_) {
-    process_first_rank_.push_back(size_);
-    size_ += c;
-  }
-  first_rank_ = process_first_rank_[static_cast<std::size_t>(comm_->rank())];
-  equal_processes_ = std::all_of(process_threads_.begin(), process_threads_.end(),
-                                 [&](int t) { return t == process_threads_.front(); });
-  for (int t = 0; t < threads_; ++t)
-    if (t == 0 || placement_.threads[static_cast<std::size_t>(t)].numa !=
-                      placement_.threads[static_cast<std::size_t>(t) - 1].numa)
-      numa_group_starts_.push_back(t);
+  std::vector<int> numa_of_thread;
+  for (const auto& t : placement_.threads) numa_of_thread.push_back(t.numa);
+  roster_ = Roster(comm_->allgather(threads_), comm_->rank(), numa_of_thread);
 
   // Oversubscription is a property of the machine, not of this process: with TLC_NODE=process
   // several processes share the cores.
@@ -136,221 +127,10 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
                  "tlc: MPI provides MPI_THREAD_SERIALIZED only; tlc serialises its MPI calls\n");
 }
 
-TeamImpl::~TeamImpl() {
-  {
-    std::lock_guard<std::mutex> lock(pool_mutex_);
-    stopping_ = true;
-  }
-  pool_start_.notify_all();
-  for (auto& w : workers_) w.join();
-}
-
-std::string TeamImpl::who(int local_index) const {
-  return "rank " + std::to_string(global_rank(local_index)) + " (thread " +
-         std::to_string(local_index) + " of process " + std::to_string(process()) + ")";
-}
-
-// ---------------------------------------------------------------------------------------------
-// Synchronisation steps
-
-void TeamImpl::arrive(int me, std::uint64_t s) noexcept {
-  slot(me).arrived.value.store(s, std::memory_order_release);
-  waiter_.notify();
-}
-
-void TeamImpl::wait_all_arrived(std::uint64_t s) {
-  int next = 0;  // threads before `next` are known to have arrived
-  waiter_.wait(
-      [&] {
-        while (next < threads_ && slot(next).arrived.value.load(std::memory_order_acquire) >= s)
-          ++next;
-        return next == threads_ || aborted();
-      },
-      [&] {
-        std::string missing;
-        for (int i = 0; i < threads_; ++i)
-          if (slot(i).arrived.value.load(std::memory_order_acquire) < s)
-            missing += (missing.empty() ? "" : ", ") + who(i);
-        return "threads that never arrived: " + missing;
-      });
-  waiter_.throw_if_aborted();
-}
-
-void TeamImpl::release(std::uint64_t s) noexcept {
-  released_.value.store(s, std::memory_order_release);
-  waiter_.notify();
-}
-
-void TeamImpl::wait_released(std::uint64_t s) {
-  waiter_.wait([&] { return released_.value.load(std::memory_order_acquire) >= s || aborted(); },
-               [&] { return "the leader, " + who(0) + ", to finish the inter-process step"; });
-  waiter_.throw_if_aborted();
-}
-
-void TeamImpl::begin_step(ThreadSlot& s, std::uint64_t k) {
-  s.begun[k & 1].call.store(k, std::memory_order_release);
-  waiter_.notify();
-  wait_all_begun(k);
-  check_fingerprints(static_cast<int>(k & 1));
-}
-
-void TeamImpl::wait_all_begun(std::uint64_t k) {
-  const int parity = static_cast<int>(k & 1);
-  int next = 0;  // threads before `next` are known to have begun call k
-  waiter_.wait(
-      [&] {
-        while (next < threads_ &&
-               slot(next).begun[parity].call.load(std::memory_order_acquire) >= k)
-          ++next;
-        return next == threads_ || aborted();
-      },
-      [&] {
-        std::string missing;
-        for (int i = 0; i < threads_; ++i)
-          if (slot(i).begun[parity].call.load(std::memory_order_acquire) < k)
-            missing += (missing.empty() ? "" : ", ") + who(i);
-        return "threads that never arrived: " + missing;
-      });
-  waiter_.throw_if_aborted();
-}
-
-TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d, bool carry) {
-  waiter_.throw_if_aborted();
-  ThreadSlot& s = slot(me);
-  const std::uint64_t k = ++s.calls;
-  const int parity = static_cast<int>(k & 1);
-  // The slot of this parity was last read during call k-2, and every reader finished that
-  // before beginning call k-1, which this thread has waited for.
-  if (carry && d.invalid.empty() && d.contribution_bytes <= carry_capacity) {
-    if (d.contribution_bytes) std::memcpy(s.carry[parity], d.contribution, d.contribution_bytes);
-    d.contribution = s.carry[parity];
-    d.carried = true;
-  }
-  s.begun[parity].fingerprint = fingerprint_of(d.call, d.count, !d.invalid.empty());
-  s.published[parity] = std::move(d);
-  begin_step(s, k);
-  return {this, parity};
-}
-
-void TeamImpl::fail_inline(int me, const CallFingerprint& f, const std::string& why) {
-  waiter_.throw_if_aborted();
-  ThreadSlot& s = slot(me);
-  const std::uint64_t k = ++s.calls;
-  const int parity = static_cast<int>(k & 1);
-  s.begun[parity].fingerprint = f;
-  s.published[parity].invalid = why;
-  begin_step(s, k);  // throws: this thread's fingerprint is invalid
-  throw Error(Errc::invalid_argument,
-              std::string("tlc ") + to_string(static_cast<Collective>(f.collective)) + ": " + why);
-}
-
-// Wrong arguments first (the lowest such thread's own verdict), then disagreement: the same
-// order as the descriptor checks of algo/validation.cpp, so both forms throw the same error.
-void TeamImpl::check_fingerprints(int parity) const {
-  auto at = [&](int i) -> const CallFingerprint& {
-    return slots_[static_cast<std::size_t>(i)].begun[parity].fingerprint;
-  };
-  const CallFingerprint& first = at(0);
-  int differs = 0;
-  for (int i = 0; i < threads_; ++i) {
-    if (at(i).invalid) {
-      const CallDescriptor& d = slots_[static_cast<std::size_t>(i)].published[parity];
-      throw Error(Errc::invalid_argument, std::string("tlc ") +
-                                              to_string(static_cast<Collective>(at(i).collective)) +
-                                              ": " + who(i) + ": " + d.invalid);
-    }
-    if (!differs && !(at(i) == first)) differs = i;
-  }
-  if (!differs) return;
-  const CallFingerprint& f = at(differs);
-  const auto collective = [](const CallFingerprint& x) {
-    return to_string(static_cast<Collective>(x.collective));
-  };
-  std::ostringstream what;
-  if (f.collective != first.collective) {
-    what << who(0) << " called " << collective(first) << " but " << who(differs) << " called "
-         << collective(f);
-  } else if (f.count != first.count) {
-    what << who(0) << " passed " << first.count << " elements per rank but " << who(differs)
-         << " passed " << f.count;
-  } else if (f.type_class != first.type_class || f.type_size != first.type_size ||
-             f.type_alignment != first.type_alignment) {
-    what << who(0) << " passed " << first.type_size << "-byte "
-         << to_string(static_cast<TypeClass>(first.type_class)) << " elements but " << who(differs)
-         << " passed " << f.type_size << "-byte "
-         << to_string(static_cast<TypeClass>(f.type_class));
-  } else if (f.op != first.op) {
-    what << who(0) << " passed op " << to_string(static_cast<BuiltinOp>(first.op)) << " but "
-         << who(differs) << " passed a different op (" << to_string(static_cast<BuiltinOp>(f.op))
-         << ")";
-  } else {
-    what << who(0) << " passed root " << first.root << " but " << who(differs) << " passed root "
-         << f.root;
-  }
-  throw Error(Errc::mismatch, std::string("tlc ") + collective(first) + ": " + what.str());
-}
-
-int TeamImpl::process_of(int rank) const noexcept {
-  const auto it = std::upper_bound(process_first_rank_.begin(), process_first_rank_.end(), rank);
-  return static_cast<int>(it - process_first_rank_.begin()) - 1;
-}
-
-void TeamImpl::grow_staging(int me, std::size_t bytes) {
-  // Every thread reads the same capacity here: the leader changes it only below, after all
-  // threads have arrived, i.e. after all of them made this same decision.
-  if (bytes <= staging_capacity_) return;
-  const std::uint64_t s = next_step(me);
-  if (me == 0) {
-    arrive(me, s);
-    wait_all_arrived(s);
-    const std::size_t capacity = std::max(bytes, 2 * staging_capacity_);
-    staging_.reset(static_cast<std::byte*>(::operator new[](capacity, std::align_val_t{4096})));
-    staging_capacity_ = capacity;
-    release(s);
-  } else {
-    arrive(me, s);
-    wait_released(s);
-  }
-}
+TeamImpl::~TeamImpl() = default;
 
 // ---------------------------------------------------------------------------------------------
 // Threads
-
-void TeamImpl::worker_main(int index) {
-  std::uint64_t seen = 0;
-  bool pinned = false;
-  for (;;) {
-    const std::function<void(Thread&)>* body = nullptr;
-    {
-      std::unique_lock<std::mutex> lock(pool_mutex_);
-      pool_start_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
-      body = body_;
-    }
-    bool failed = false;
-    try {
-      if (!pinned) {
-        pin_current_thread(topology_, placement_.threads[static_cast<std::size_t>(index)]);
-        pinned = true;
-      }
-      Thread me(this, index, false);
-      (*body)(me);
-    } catch (...) {
-      failed = true;
-      std::lock_guard<std::mutex> lock(pool_mutex_);
-      if (!first_error_) first_error_ = std::current_exception();
-    }
-    // Recorded before aborting, so the original exception is the one run() rethrows; the
-    // threads still waiting for this one wake and finish with TeamAborted.
-    if (failed && !aborted()) abort(who(index) + " threw an exception");
-    {
-      std::lock_guard<std::mutex> lock(pool_mutex_);
-      --running_;
-    }
-    pool_done_.notify_all();
-  }
-}
 
 void TeamImpl::run(const std::function<void(Thread&)>& body) {
   waiter_.throw_if_aborted();
@@ -365,23 +145,20 @@ void TeamImpl::run(const std::function<void(Thread&)>& body) {
     throw Error(Errc::invalid_argument, "tlc: Team::run while thread " + std::to_string(held) +
                                             " is attached or another run is in progress");
   }
-  {
-    std::unique_lock<std::mutex> lock(pool_mutex_);
-    if (workers_.empty())
-      for (int i = 0; i < threads_; ++i) workers_.emplace_back([this, i] { worker_main(i); });
-    first_error_ = nullptr;
-    body_ = &body;
-    running_ = threads_;
-    ++generation_;
-  }
-  pool_start_.notify_all();
-  std::exception_ptr error;
-  {
-    std::unique_lock<std::mutex> lock(pool_mutex_);
-    pool_done_.wait(lock, [&] { return running_ == 0; });
-    error = first_error_;
-    body_ = nullptr;
-  }
+  if (!pool_)
+    pool_ = std::make_unique<WorkerPool>(threads_, [this](int index) {
+      pin_current_thread(topology_, placement_.threads[static_cast<std::size_t>(index)]);
+    });
+  // A thread that throws aborts the team, so that the threads still waiting for it wake and
+  // finish with TeamAborted; the pool reports the original exception.
+  const std::exception_ptr error = pool_->run(
+      [&](int index) {
+        Thread me(this, index, false);
+        body(me);
+      },
+      [&](int index) {
+        if (!aborted()) abort(who(index) + " threw an exception");
+      });
   for (int i = 0; i < threads_; ++i) slot(i).held.store(false);
   if (error) std::rethrow_exception(error);
 }

@@ -41,13 +41,15 @@
 #include "inter/process_comm.hpp"
 #include "intra/sliced_reduce.hpp"
 #include "select/planner.hpp"
+#include "team/roster.hpp"
 #include "team/wait_policy.hpp"
+#include "team/worker_pool.hpp"
 
 namespace tlc::detail {
 
 inline constexpr std::size_t cache_line_size = 64;
 
-// Small contributions travel in the caller's own slot, next to its flag (Jain et al., sec. III-A):
+// Small contributions travel in the caller's own slot, next to its flag ([Jain] sec. III-D):
 // readers then never touch the caller's buffers, so the caller may return as soon as everybody
 // has arrived, and one rendezvous is the whole collective.
 inline constexpr std::size_t carry_capacity = 4096;
@@ -156,33 +158,28 @@ class TeamImpl {
   TeamImpl(MPI_Comm comm, const TeamOptions& options);
   ~TeamImpl();
 
-  // Identity.
-  int threads() const noexcept { return threads_; }
-  int size() const noexcept { return size_; }
-  int process() const noexcept { return comm_->rank(); }
-  int processes() const noexcept { return comm_->size(); }
-  int first_rank() const noexcept { return first_rank_; }
+  // Identity (team/roster.hpp).
+  const Roster& roster() const noexcept { return roster_; }
+  int threads() const noexcept { return roster_.threads(); }
+  int size() const noexcept { return roster_.size(); }
+  int process() const noexcept { return roster_.process(); }
+  int processes() const noexcept { return roster_.processes(); }
+  int first_rank() const noexcept { return roster_.first_rank(); }
   int lanes() const noexcept { return static_cast<int>(placement_.lanes.size()); }
-  int global_rank(int local_index) const noexcept { return first_rank_ + local_index; }
-  // Threads and first global rank of every process, and the process owning a global rank.
-  int threads_of(int process) const noexcept {
-    return process_threads_[static_cast<std::size_t>(process)];
-  }
-  int first_rank_of(int process) const noexcept {
-    return process_first_rank_[static_cast<std::size_t>(process)];
-  }
-  int process_of(int rank) const noexcept;
-  // Local indices grouped by NUMA domain: maximal runs of consecutive threads placed in the same
-  // domain, so each group is a contiguous range of ranks (rank order survives grouping).
-  const std::vector<int>& numa_group_starts() const noexcept { return numa_group_starts_; }
-  std::string who(int local_index) const;  // "rank 5 (thread 1 of process 2)"
+  int global_rank(int local_index) const noexcept { return roster_.global_rank(local_index); }
+  int threads_of(int process) const noexcept { return roster_.threads_of(process); }
+  int first_rank_of(int process) const noexcept { return roster_.first_rank_of(process); }
+  int process_of(int rank) const noexcept { return roster_.process_of(rank); }
+  const std::vector<int>& numa_group_starts() const noexcept { return roster_.numa_group_starts(); }
+  std::string who(int local_index) const { return roster_.who(local_index); }
   const Placement& placement() const noexcept { return placement_; }
   const Topology& topology() const noexcept { return topology_; }
   // What runs for each call: tables filled at construction, one lookup per call.
   const Planner& planner() const noexcept { return planner_; }
   TeamShape shape() const noexcept {
-    return {processes(), threads_,        lanes(), static_cast<int>(numa_group_starts_.size()),
-            size_,       equal_processes_};
+    return {processes(), threads(),
+            lanes(),     static_cast<int>(numa_group_starts().size()),
+            size(),      roster_.equal_processes()};
   }
   ProcessComm& comm() noexcept { return *comm_; }
   // Lane l: a duplicate of the process communicator, driven only by lane_thread(l).
@@ -299,14 +296,9 @@ class TeamImpl {
   void begin_step(ThreadSlot& s, std::uint64_t k);
   void wait_all_begun(std::uint64_t k);
   void check_fingerprints(int parity) const;
-  void worker_main(int index);
 
-  int threads_ = 1;
-  int size_ = 1;
-  int first_rank_ = 0;
-  std::vector<int> process_threads_, process_first_rank_;
-  bool equal_processes_ = true;
-  std::vector<int> numa_group_starts_;
+  Roster roster_;
+  int threads_ = 1;  // roster_.threads(), kept here for the rendezvous loops
   Topology topology_;
   Placement placement_;
   std::unique_ptr<ProcessComm> comm_;
@@ -322,15 +314,8 @@ class TeamImpl {
   std::unique_ptr<std::byte[], AlignedFree> staging_;
   std::size_t staging_capacity_ = 0;
 
-  // Worker pool for run(): started on first use, so attach-only programs have no idle threads.
-  std::vector<std::thread> workers_;
-  std::mutex pool_mutex_;
-  std::condition_variable pool_start_, pool_done_;
-  std::uint64_t generation_ = 0;
-  int running_ = 0;
-  bool stopping_ = false;
-  const std::function<void(Thread&)>* body_ = nullptr;
-  std::exception_ptr first_error_;
+  // The threads of run(): started on first use, so attach-only programs have no idle threads.
+  std::unique_ptr<WorkerPool> pool_;
 };
 
 }  // namespace tlc::detail

@@ -1,0 +1,73 @@
+#include "team/worker_pool.hpp"
+
+namespace tlc::detail {
+
+WorkerPool::WorkerPool(int workers, std::function<void(int)> on_start)
+    : on_start_(std::move(on_start)) {
+  for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { main(i); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  start_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void WorkerPool::main(int index) {
+  std::uint64_t seen = 0;
+  bool started = false;
+  for (;;) {
+    const std::function<void(int)>* body = nullptr;
+    const std::function<void(int)>* on_failure = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      start_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+      body = body_;
+      on_failure = on_failure_;
+    }
+    bool failed = false;
+    try {
+      if (!started) {
+        on_start_(index);
+        started = true;
+      }
+      (*body)(index);
+    } catch (...) {
+      failed = true;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!first_error_) first_error_ = std::current_exception();
+    }
+    // Recorded before the others are woken, so the original exception is the one returned.
+    if (failed) (*on_failure)(index);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --running_;
+    }
+    done_.notify_all();
+  }
+}
+
+std::exception_ptr WorkerPool::run(const std::function<void(int)>& body,
+                                   const std::function<void(int)>& on_failure) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    first_error_ = nullptr;
+    body_ = &body;
+    on_failure_ = &on_failure;
+    running_ = static_cast<int>(threads_.size());
+    ++generation_;
+  }
+  start_.notify_all();
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return running_ == 0; });
+  body_ = nullptr;
+  on_failure_ = nullptr;
+  return first_error_;
+}
+
+}  // namespace tlc::detail

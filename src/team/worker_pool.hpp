@@ -1,0 +1,44 @@
+// The threads Team::run runs on: one worker per participant, started on first use (so programs
+// that only attach their own threads have no idle ones), reused by every later run, joined when
+// the team goes.
+#pragma once
+
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tlc::detail {
+
+class WorkerPool {
+ public:
+  // on_start(index) runs once on worker `index`'s own thread before its first body (pinning).
+  WorkerPool(int workers, std::function<void(int)> on_start);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Runs body(index) on every worker and waits for all of them. A body that throws has its
+  // exception recorded (the first one is returned) and then on_failure(index) called, so that
+  // the others can be woken while the original exception is the one reported.
+  std::exception_ptr run(const std::function<void(int)>& body,
+                         const std::function<void(int)>& on_failure);
+
+ private:
+  void main(int index);
+
+  std::function<void(int)> on_start_;
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable start_, done_;
+  std::uint64_t generation_ = 0;
+  int running_ = 0;
+  bool stopping_ = false;
+  const std::function<void(int)>* body_ = nullptr;
+  const std::function<void(int)>* on_failure_ = nullptr;
+  std::exception_ptr first_error_;
+};
+
+}  // namespace tlc::detail
