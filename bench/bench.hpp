@@ -290,4 +290,8 @@ int run_algorithms(const Options& o, const tlc::Environment& env);
 int run_lane_benchmark(const std::string& mode, int max_lanes, std::size_t count, int rounds,
                        int repetitions);
 
+// Nanoseconds per Planner::plan() for a team of this shape (bench/plan_cost.cpp).
+double plan_lookup_ns(int processes, int threads, int lanes, tlc::Collective collective,
+                      std::size_t bytes);
+
 }  // namespace tlc_bench

@@ -210,7 +210,19 @@ void sweep(const Options& o, const CollectiveSpec& spec, tlc::Team& team,
   }
   if (process == 0) {
     reporter->end();
-    if (o.format == Format::table) std::printf("# sweep took %.1f s\n", seconds_since(start));
+    if (o.format == Format::table) {
+      // Choosing what runs is a table lookup per call; set its cost against the calls above.
+      std::printf(
+          "# plan lookup per call (Planner::plan, this shape): %.1f ns at %zu B, %.1f ns "
+          "at %zu B\n",
+          plan_lookup_ns(processes, team.threads(), team.lanes(), spec.kind,
+                         counts.front() * sizeof(double)),
+          counts.front() * sizeof(double),
+          plan_lookup_ns(processes, team.threads(), team.lanes(), spec.kind,
+                         counts.back() * sizeof(double)),
+          counts.back() * sizeof(double));
+      std::printf("# sweep took %.1f s\n", seconds_since(start));
+    }
     std::fflush(stdout);
   }
 }
