@@ -44,11 +44,10 @@ bool in_place_output_races(const CallDescriptor& d, Form form) {
   d.invalid = check_own_arguments(d.call, team.global_rank(me), team.size(), d);
 
   const Collective c = d.call.collective;
-  std::string fallback;
-  const Plan plan = team.planner().plan(
-      {c, d.count, d.call.type.size, d.call.commutative, d.call.in_place}, &fallback);
+  const PlanQuery query{c, d.count, d.call.type.size, d.call.commutative, d.call.in_place};
+  const Plan plan = team.planner().plan(query);
   if (plan.fell_back && team.planner().fallback_error() && d.invalid.empty())
-    d.invalid = std::move(fallback);
+    team.planner().plan(query, &d.invalid);  // the message, made only when it is needed
   if (d.invalid.empty() && d.call.in_place && team.processes() == 1 &&
       in_place_output_races(d, plan.form))
     publish_private_copy(d);
@@ -76,8 +75,9 @@ std::size_t inline_count(const Call& c) noexcept {
 }  // namespace
 
 void run_collective(TeamImpl& team, int me, const Call& call) {
-  if (team.planner().serves_inline(call, inline_count(call)))
-    return run_flat_inline(team, me, call, inline_count(call));
+  const std::size_t count = inline_count(call);
+  if (const Planner::InlineForm f = team.planner().inline_form(call, count); f.serves)
+    return run_flat_inline(team, me, call, count, f.fold);
   run_general(team, me, call);
 }
 

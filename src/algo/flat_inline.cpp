@@ -63,22 +63,11 @@ void fold(const TeamImpl& team, int parity, int last, LineFoldFn fold_lines, std
   fold_lines(team.inline_payload(0, parity), TeamImpl::inline_payload_stride, last, count, out);
 }
 
-// builtin_line_fold(op, type), remembered per thread for the last (op, type) it was asked for.
-LineFoldFn line_fold_for(TeamImpl& team, int me, const Call& c) {
-  const std::uint64_t key = 1 | std::uint64_t{static_cast<std::uint8_t>(c.op)} << 8 |
-                            std::uint64_t{static_cast<std::uint8_t>(c.type.type_class)} << 16 |
-                            std::uint64_t{c.type.size} << 32;
-  ThreadSlot::InlineFold& memo = team.inline_fold(me);
-  if (memo.key != key) memo = {key, builtin_line_fold(c.op, c.type)};
-  return memo.fn;
-}
-
 }  // namespace
 
-void run_flat_inline(TeamImpl& team, int me, const Call& c, std::size_t count) {
-  // The planner has checked that the data fits the line and that a line kernel exists.
-  const bool reduction = traits_of(c.collective).reduction;
-  const LineFoldFn fold_lines = reduction ? line_fold_for(team, me, c) : nullptr;
+void run_flat_inline(TeamImpl& team, int me, const Call& c, std::size_t count,
+                     LineFoldFn fold_lines) {
+  // The planner has checked that the data fits the line and found the line kernel.
 
   const int rank = team.global_rank(me);
   const bool root = c.root == rank;

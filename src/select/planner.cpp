@@ -42,13 +42,13 @@ std::size_t Planner::band_start(int band) noexcept {
 Planner::Planner(const TeamShape& shape, const PlanSettings& settings)
     : shape_(shape), settings_(settings) {
   // The inline fold kernels that exist, by op, type class and element size.
-  for (unsigned op = 1; op <= static_cast<unsigned>(BuiltinOp::lor); ++op)
-    for (unsigned cls = 0; cls <= static_cast<unsigned>(TypeClass::opaque); ++cls)
-      for (unsigned log = 0; log <= 5; ++log) {
-        const TypeInfo type{static_cast<TypeClass>(cls), 1u << log, 1u << log};
-        if (builtin_line_fold(static_cast<BuiltinOp>(op), type))
-          fold_sizes_[op][cls] |= static_cast<std::uint8_t>(1u << log);
-      }
+  static_assert(op_count == static_cast<unsigned>(BuiltinOp::lor) + 1);
+  static_assert(class_count == static_cast<unsigned>(TypeClass::opaque) + 1);
+  for (unsigned op = 1; op < op_count; ++op)
+    for (unsigned cls = 0; cls < class_count; ++cls)
+      for (unsigned size = 1; size < size_slots; size *= 2)
+        folds_[(op * class_count + cls) * size_slots + size] = builtin_line_fold(
+            static_cast<BuiltinOp>(op), TypeInfo{static_cast<TypeClass>(cls), size, size});
   // The cost model once: the cheapest inter-process algorithm per collective, op kind and size
   // band, evaluated at the band's first size.
   if (shape_.processes > 1) {
@@ -83,25 +83,17 @@ Planner& Planner::operator=(const Planner& other) {
     settings_ = other.settings_;
     cheapest_ = other.cheapest_;
     inline_collectives_ = other.inline_collectives_;
-    fold_sizes_ = other.fold_sizes_;
+    folds_ = other.folds_;
     reported_.store(0);
   }
   return *this;
 }
 
-bool Planner::fold_available(BuiltinOp op, TypeInfo type) const noexcept {
-  const auto o = static_cast<unsigned>(op), cls = static_cast<unsigned>(type.type_class);
-  if (o >= fold_sizes_.size() || cls >= fold_sizes_[0].size() || !std::has_single_bit(type.size) ||
-      type.size > 32)
-    return false;
-  return (fold_sizes_[o][cls] >> std::countr_zero(type.size)) & 1u;
-}
-
 // Whether algorithm a can serve calls like q on this team at all; why says why not.
-bool Planner::can_serve(const PlanQuery& q, Algorithm a, std::string& why) const {
+bool Planner::can_serve(const PlanQuery& q, Algorithm a, const char*& why) const {
   const AlgorithmInfo* info = find_algorithm(q.collective, a);
   if (!info) {
-    why = std::string("it is not an algorithm of ") + to_string(q.collective);
+    why = "it is not an algorithm of this collective";
     return false;
   }
   if (shape_.processes == 1) {
@@ -112,8 +104,7 @@ bool Planner::can_serve(const PlanQuery& q, Algorithm a, std::string& why) const
     return true;
   }
   if (info->single_process) {
-    why = "it works inside a single process only and this team spans " +
-          std::to_string(shape_.processes) + " processes";
+    why = "it works inside a single process only and this team spans several processes";
     return false;
   }
   if (!q.commutative && needs_commutative_op(q.collective, a)) {
@@ -139,7 +130,7 @@ Algorithm Planner::cheapest(Collective c, std::size_t bytes, bool commutative) c
   const PlanQuery q{c, 0, 1, commutative, false};
   Algorithm best = Algorithm::hierarchical;
   double best_cost = -1;
-  std::string why;
+  const char* why = nullptr;
   for (const auto& info : algorithm_registry()) {
     if (info.collective != c || !can_serve(q, info.id, why)) continue;
     const std::optional<double> cost = predict(info.id, query, settings_.costs);
@@ -196,7 +187,7 @@ static bool direct_serves(const PlanQuery& q, const TeamShape& s, bool forced) {
 }
 
 std::optional<Plan> Planner::in_form(const PlanQuery& q, Algorithm a, std::optional<Form> f,
-                                     std::string& why) const {
+                                     const char*& why) const {
   const Collective c = q.collective;
   Plan p;
   p.algorithm = a;
@@ -265,7 +256,7 @@ std::optional<Plan> Planner::in_form(const PlanQuery& q, Algorithm a, std::optio
 Plan Planner::automatic(const PlanQuery& q) const {
   const Collective c = q.collective;
   const CollectiveTraits& t = traits_of(c);
-  std::string unused;
+  const char* unused = nullptr;
   if (shape_.processes == 1) {
     const std::size_t bytes =
         q.count * q.element_size *
@@ -290,34 +281,34 @@ Plan Planner::automatic(const PlanQuery& q) const {
   return *in_form(q, a, std::nullopt, unused);
 }
 
-void Planner::report_fallback(Collective c, const std::string& why, const Plan& used) const {
+void Planner::report_fallback(Collective c, const char* why, const Plan& used) const {
   if (!settings_.verbose) return;
   const std::uint32_t bit = 1u << static_cast<unsigned>(c);
   if (reported_.fetch_or(bit) & bit) return;
   std::fprintf(stderr,
                "tlc: the algorithm forced for %s cannot serve a call (%s); it runs %s:%s "
                "instead (TLC_FALLBACK=error makes this an error)\n",
-               to_string(c), why.c_str(), to_string(used.algorithm), to_string(used.form));
+               to_string(c), why, to_string(used.algorithm), to_string(used.form));
 }
 
 Plan Planner::plan(const PlanQuery& q, std::string* reason) const {
   const std::optional<Override>& o = settings_.forced[static_cast<std::size_t>(q.collective)];
   if (!o) return automatic(q);
-  std::string why;
+  const char* why = "";
   Plan p;
   if (!can_serve(q, o->algorithm, why)) {
     p = automatic(q);
   } else if (auto forced = in_form(q, o->algorithm, o->form, why)) {
     return *forced;
   } else {
-    p = *in_form(q, o->algorithm, std::nullopt, why);  // the algorithm in its own form
+    const char* unused = nullptr;
+    p = *in_form(q, o->algorithm, std::nullopt, unused);  // the algorithm in its own form
   }
   p.fell_back = true;
-  const std::string forced_name = std::string(to_string(o->algorithm)) +
-                                  (o->form ? std::string(":") + to_string(*o->form) : "");
   if (reason)
     *reason = std::string("the algorithm forced for ") + to_string(q.collective) + " (" +
-              forced_name + ") cannot serve this call: " + why;
+              to_string(o->algorithm) + (o->form ? std::string(":") + to_string(*o->form) : "") +
+              ") cannot serve this call: " + why;
   if (!settings_.fallback_error) report_fallback(q.collective, why, p);
   return p;
 }

@@ -22,6 +22,7 @@
 #include <tlc/detail/call.hpp>
 #include <tlc/detail/collective_traits.hpp>
 
+#include "intra/sliced_reduce.hpp"
 #include "select/cost_model.hpp"
 #include "select/registry.hpp"
 
@@ -91,16 +92,26 @@ class Planner {
 
   // The plan of one call. A forced choice that cannot serve the call falls back to the
   // algorithm's own form (when only the form cannot serve) or to the automatic plan, and the
-  // plan says so (fell_back, with the reason in *reason when given); with fallbacks as errors
-  // (fallback_error()) the caller turns that into the call's error on every thread.
+  // plan says so (fell_back; the message in *reason when given, which costs a string); with
+  // fallbacks as errors (fallback_error()) the caller turns that into the call's error on every
+  // thread.
   Plan plan(const PlanQuery& q, std::string* reason = nullptr) const;
   // Whether a single-process call of c with this op, element type and count takes the inline
-  // form of flat: the cheap question asked before anything else on every call.
+  // form of flat, and for reductions the line kernel it folds with: the cheap question asked
+  // before anything else on every call.
+  struct InlineForm {
+    bool serves = false;
+    LineFoldFn fold = nullptr;  // reductions only
+  };
+  InlineForm inline_form(const Call& c, std::size_t count) const noexcept {
+    if (!((inline_collectives_ >> static_cast<unsigned>(c.collective)) & 1u)) return {};
+    if (count > inline_max_bytes || count * c.type.size > inline_max_bytes) return {};
+    if (!traits_of(c.collective).reduction) return {true, nullptr};
+    const LineFoldFn fold = fold_of(c.op, c.type);
+    return {fold != nullptr, fold};
+  }
   bool serves_inline(const Call& c, std::size_t count) const noexcept {
-    if (!((inline_collectives_ >> static_cast<unsigned>(c.collective)) & 1u)) return false;
-    if (count > inline_max_bytes || count * c.type.size > inline_max_bytes) return false;
-    if (!traits_of(c.collective).reduction) return true;
-    return fold_available(c.op, c.type);
+    return inline_form(c, count).serves;
   }
   // Whether fallbacks are errors (TLC_FALLBACK=error).
   bool fallback_error() const noexcept { return settings_.fallback_error; }
@@ -115,12 +126,17 @@ class Planner {
   Plan automatic(const PlanQuery& q) const;
   // The algorithm's plan in form f (nullopt: f cannot serve q, why says so).
   std::optional<Plan> in_form(const PlanQuery& q, Algorithm a, std::optional<Form> f,
-                              std::string& why) const;
+                              const char*& why) const;
   bool pipelines_by_default(const PlanQuery& q, Algorithm a) const;
-  bool can_serve(const PlanQuery& q, Algorithm a, std::string& why) const;
+  bool can_serve(const PlanQuery& q, Algorithm a, const char*& why) const;
   Algorithm cheapest(Collective c, std::size_t bytes, bool commutative) const;
-  bool fold_available(BuiltinOp op, TypeInfo type) const noexcept;
-  void report_fallback(Collective c, const std::string& why, const Plan& used) const;
+  // The inline fold kernel of a built-in op on a built-in type of at most 32 bytes, or nullptr.
+  LineFoldFn fold_of(BuiltinOp op, TypeInfo type) const noexcept {
+    const auto o = static_cast<unsigned>(op), cls = static_cast<unsigned>(type.type_class);
+    if (o >= op_count || cls >= class_count || type.size >= size_slots) return nullptr;
+    return folds_[(o * class_count + cls) * size_slots + type.size];
+  }
+  void report_fallback(Collective c, const char* why, const Plan& used) const;
 
   // Size bands of the cost table: band 0 holds 0 bytes, then four bands per power of two.
   static constexpr int bands = 4 * 64 + 1;
@@ -133,8 +149,9 @@ class Planner {
   std::vector<Algorithm> cheapest_;
   std::uint32_t inline_collectives_ =
       0;  // bit c: single-process calls of c may take the inline form
-  // fold_sizes_[op][type class]: bit log2(size) set where the inline fold kernel exists.
-  std::array<std::array<std::uint8_t, 8>, 16> fold_sizes_{};
+  // folds_[(op * class_count + type class) * size_slots + element size]: the line kernels.
+  static constexpr unsigned op_count = 10, class_count = 6, size_slots = 33;
+  std::array<LineFoldFn, op_count * class_count * size_slots> folds_{};
   mutable std::atomic<std::uint32_t> reported_{0};  // bit c: a fallback of c was reported
 };
 

@@ -141,15 +141,9 @@ struct alignas(cache_line_size) ThreadSlot {
   // the owning thread only and counting chunks over the team's lifetime.
   Flag posted[3];
   // Private to the thread currently holding the slot:
-  std::uint64_t step = 0;    // synchronisation steps inside calls taken
-  std::uint64_t chunks = 0;  // chunks of pipelined calls (the base of the posted values)
-  std::uint64_t calls = 0;   // collectives entered (begin steps taken)
-  // The inline form's fold kernel for the last (op, element type) this thread reduced
-  // (algo/flat_inline.cpp): looking it up again is a fifth of an 8-byte allreduce's instructions.
-  struct InlineFold {
-    std::uint64_t key = 0;  // 0: empty
-    LineFoldFn fn = nullptr;
-  } inline_fold;
+  std::uint64_t step = 0;         // synchronisation steps inside calls taken
+  std::uint64_t chunks = 0;       // chunks of pipelined calls (the base of the posted values)
+  std::uint64_t calls = 0;        // collectives entered (begin steps taken)
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
 };
 
@@ -240,7 +234,6 @@ class TeamImpl {
   }
   // Bytes from one thread's inline payload to the next thread's.
   static constexpr std::size_t inline_payload_stride = sizeof(ThreadSlot);
-  ThreadSlot::InlineFold& inline_fold(int me) noexcept { return slot(me).inline_fold; }
   // Every thread of the process arrives and waits for all others: after it, no thread reads
   // or writes another's buffers of this call any more.
   void sync(int me) {
