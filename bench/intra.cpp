@@ -414,7 +414,7 @@ class SpinBarrier {
 // The design of tlc's small-message path with nothing else: an 8-byte sum over the threads
 // where each thread owns one cache line (single writer), carries its double in it next to a
 // monotonic call number, and reads every thread's line in rank order (Jain et al.,
-// shared/seeds/002_56062f46934e0b06.txt, sec. II-III). Two sets of lines used in turn, so a
+// [Jain] sec. II-III, docs/references.md). Two sets of lines used in turn, so a
 // line is rewritten only when every reader has announced the next call. What tlc's inline
 // allreduce adds to this is its call path (argument checks, fingerprint, kernel dispatch).
 class LineAllreduce {

@@ -1,4 +1,4 @@
-// The two lane benchmarks of Traff & Hunold (shared/seeds/003_153763b6ba621384.txt, sec. 2),
+// The two lane benchmarks of Traff & Hunold ([TraffHunold] sec. 2, docs/references.md),
 // with threads as the senders: they tell how many lanes (threads, each on its own
 // communicator) a machine and MPI library can drive at once, i.e. how many threads per rail to
 // ask tlc for.

@@ -1,6 +1,6 @@
 // Inter-process algorithms implemented in tlc on point-to-point messages (DESIGN section 5,
-// "multi-sender"; Parsons, shared/seeds/000_71278c9285ec9e6c.txt ch. 2.3.2; algorithms after
-// Thakur, Rabenseifner & Gropp, shared/seeds/001_e878f958388ea521.txt).
+// "multi-sender"; Parsons [Parsons] ch. 2.3.2; algorithms after
+// Thakur, Rabenseifner & Gropp [Thakur]; docs/references.md).
 //
 // Each function runs one algorithm among the processes of `lane` (one rank per process) on a
 // buffer in the team's staging memory. A multi-sender collective calls it from several threads
@@ -14,7 +14,7 @@
 //   ends skip the same messages.
 // - No shared mutable state: the only memory besides the caller's buffer is per-thread scratch,
 //   so calls on different lanes from different threads are independent.
-// - Costs use the paper's model (001_ section 3): a message of m bytes costs alpha + m*beta,
+// - Costs use the paper's model ([Thakur] sec. 3): a message of m bytes costs alpha + m*beta,
 //   combining m bytes costs m*gamma; P processes, n bytes in the whole vector.
 #pragma once
 
@@ -36,18 +36,18 @@ namespace tlc::detail::p2p {
 // ---- allgather (p2p_allgather.cpp) ----
 
 // In place: process p's block (bytes[p] bytes at buf + displs[p]) ends up on every process.
-// Blocks must not overlap. Ring, 001_ section 4.1: (P-1) alpha + (P-1)/P n beta.
+// Blocks must not overlap. Ring, [Thakur] sec. 4.1: (P-1) alpha + (P-1)/P n beta.
 void ring_allgatherv(ProcessComm& lane, std::byte* buf, std::span<const std::size_t> bytes,
                      std::span<const std::size_t> displs);
 
 // In place: block p (block_bytes bytes at buf + p * block_bytes) ends up on every process.
-// Bruck, 001_ section 4.1.2: ceil(lg P) alpha + (P-1)/P n beta plus a local rotation.
+// Bruck, [Thakur] sec. 4.1.2: ceil(lg P) alpha + (P-1)/P n beta plus a local rotation.
 void bruck_allgather(ProcessComm& lane, std::byte* buf, std::size_t block_bytes);
 
 // ---- bcast (p2p_bcast.cpp) ----
 
 // bytes bytes of buf at process `root` are copied to buf of every process. Binomial tree
-// (001_ section 4.2), pipelined in segments of segment_bytes (0: one segment).
+// ([Thakur] sec. 4.2), pipelined in segments of segment_bytes (0: one segment).
 void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int root,
                     std::size_t segment_bytes);
 
@@ -56,14 +56,14 @@ void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int ro
 // recv + recv_displs[i] (recv_bytes[i] == what process i sends it). send and recv must not
 // overlap, except that the own block may be the same memory (it is then left alone).
 
-// Pairwise exchange, 001_ section 4.3: (P-1) alpha + n beta, one partner per step.
+// Pairwise exchange, [Thakur] sec. 4.3: (P-1) alpha + n beta, one partner per step.
 void pairwise_alltoallv(ProcessComm& lane, const std::byte* send,
                         std::span<const std::size_t> send_bytes,
                         std::span<const std::size_t> send_displs, std::byte* recv,
                         std::span<const std::size_t> recv_bytes,
                         std::span<const std::size_t> recv_displs);
 
-// All receives and sends posted at once, 001_ section 4.3 (MPICH's medium-size alltoall).
+// All receives and sends posted at once, [Thakur] sec. 4.3 (MPICH's medium-size alltoall).
 void isend_alltoallv(ProcessComm& lane, const std::byte* send,
                      std::span<const std::size_t> send_bytes,
                      std::span<const std::size_t> send_displs, std::byte* recv,
@@ -77,19 +77,19 @@ void isend_alltoallv(ProcessComm& lane, const std::byte* send,
 // (counts[rank] elements at the sum of the counts of lower processes) holds the element-wise
 // reduction of that block over all processes; the other blocks are left as they were.
 // Commutative ops only (throws tlc::Error(invalid_argument) otherwise, on every process).
-// Pairwise exchange, 001_ section 4.4.
+// Pairwise exchange, [Thakur] sec. 4.4.
 void pairwise_reduce_scatter(ProcessComm& lane, std::byte* buf, std::span<const std::size_t> counts,
                              const Call& call);
 
 // In place: buf (count elements) becomes op over processes 0..P-1 in rank order, bitwise the
 // same on every process; any op, non-commutative ones included. Recursive doubling with the
-// extra processes of a non-power-of-two P folded first, 001_ sections 4.5 and 5.1.
+// extra processes of a non-power-of-two P folded first, [Thakur] sections 4.5 and 5.1.
 void recursive_doubling_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count,
                                   const Call& call);
 
 // In place: buf (count elements) becomes the reduction over all processes, bitwise the same on
 // every process. Reduce-scatter by recursive vector halving, then allgather by recursive vector
-// doubling (Rabenseifner), 001_ section 5.1. Commutative ops only (throws
+// doubling (Rabenseifner), [Thakur] sec. 5.1. Commutative ops only (throws
 // tlc::Error(invalid_argument) otherwise, on every process).
 void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call);
 

@@ -7,12 +7,12 @@
 
 namespace tlc::detail::p2p {
 
-// Ring allgatherv (001_ section 4.1, MPICH's long-message allgather).
+// Ring allgatherv ([Thakur] sec. 4.1, MPICH's long-message allgather).
 // Steps: in step s = 0 .. P-2, process r sends block (r - s) mod P to r + 1 and receives block
 // (r - s - 1) mod P from r - 1, i.e. it forwards what it received in the step before.
 // Cost: (P-1) alpha + (P-1)/P n beta. Only nearest-neighbour traffic, which is why it beats the
-// logarithmic algorithms for long messages (001_ section 4.1.3); in multi-sender use each lane
-// runs its own ring on its part of the buffer (000_ ch. 2.3.2).
+// logarithmic algorithms for long messages ([Thakur] sec. 4.1.3); in multi-sender use each lane
+// runs its own ring on its part of the buffer ([Parsons] ch. 2.3.2).
 void ring_allgatherv(ProcessComm& lane, std::byte* buf, std::span<const std::size_t> bytes,
                      std::span<const std::size_t> displs) {
   util::expect_per_process(bytes, lane, "allgatherv sizes");
@@ -32,14 +32,14 @@ void ring_allgatherv(ProcessComm& lane, std::byte* buf, std::span<const std::siz
   }
 }
 
-// Bruck allgather (001_ section 4.1.2, "concatenation").
+// Bruck allgather ([Thakur] sec. 4.1.2, "concatenation").
 // Steps: the own block moves to the top of the buffer (position 0); in step k, with
 // d = 2^k < P, process r sends its first min(d, P - d) blocks to r - d and appends the blocks
 // received from r + d at position d. Position i then holds block (r + i) mod P, so a final
 // rotation down by r blocks puts every block in place (the last step, for a non-power-of-two
 // P, is the paper's partial step of P - 2^floor(lg P) blocks).
 // Cost: ceil(lg P) alpha + (P-1)/P n beta, plus copying n + min(r, P-r) blocks locally.
-// Good for short messages and non-power-of-two P, where latency dominates (001_ 4.1.3).
+// Good for short messages and non-power-of-two P, where latency dominates ([Thakur] sec. 4.1.3).
 void bruck_allgather(ProcessComm& lane, std::byte* buf, std::size_t block_bytes) {
   const int size = lane.size(), rank = lane.rank();
   if (size == 1 || block_bytes == 0) return;

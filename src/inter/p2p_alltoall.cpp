@@ -38,7 +38,7 @@ void copy_own_block(const ProcessComm& lane, const Layout& l) {
 
 }  // namespace
 
-// Pairwise-exchange alltoallv (001_ section 4.3, MPICH's long-message alltoall).
+// Pairwise-exchange alltoallv ([Thakur] sec. 4.3, MPICH's long-message alltoall).
 // Steps: P-1 steps after the local copy of the own block. In step k = 1 .. P-1, a
 // power-of-two P pairs r with r XOR k (both directions between the same two processes);
 // otherwise r sends to r + k and receives from r - k (mod P). Every block goes straight from
@@ -68,11 +68,11 @@ void pairwise_alltoallv(ProcessComm& lane, const std::byte* send,
   }
 }
 
-// Isend-irecv alltoallv (001_ section 4.3, MPICH's medium-size alltoall).
+// Isend-irecv alltoallv ([Thakur] sec. 4.3, MPICH's medium-size alltoall).
 // Steps: post the P-1 receives, from r + i for i = 1 .. P-1, then the P-1 sends, to r - i, and
 // wait for all. Process r - i receives from r at its own index i, so the messages a process
 // expects first are the ones its peers send first; the scattered partners avoid every process
-// sending to the same destination at once (001_ 4.3).
+// sending to the same destination at once ([Thakur] sec. 4.3).
 // Cost: (P-1) alpha + n beta in the model, all latencies overlapped in practice; many
 // simultaneous messages may contend on the network for long blocks.
 void isend_alltoallv(ProcessComm& lane, const std::byte* send,

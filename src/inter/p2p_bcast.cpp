@@ -17,7 +17,7 @@ constexpr std::size_t window = 8;
 
 }  // namespace
 
-// Pipelined binomial-tree broadcast (001_ section 4.2; the multi-sender bcast of 000_
+// Pipelined binomial-tree broadcast ([Thakur] sec. 4.2; the multi-sender bcast of [Parsons]
 // ch. 2.3.2 is this tree pipelined, each sender owning a part of the buffer).
 // Steps: ranks relative to the root, v = (r - root) mod P. The parent of v is v minus its
 // lowest set bit; the children of v are v + m for every power of two m below that bit

@@ -29,7 +29,7 @@ int floor_power_of_two(int p) {
 
 }  // namespace
 
-// Pairwise-exchange reduce-scatter (001_ section 4.4, MPICH's long-message reduce-scatter).
+// Pairwise-exchange reduce-scatter ([Thakur] sec. 4.4, MPICH's long-message reduce-scatter).
 // Steps: in step k = 1 .. P-1, process r sends its input for block r + k to process r + k,
 // receives the input of process r - k for its own block, and combines it into its block. The
 // receive of step k+1 is posted before step k's data is combined (two scratch buffers), so the
@@ -71,7 +71,7 @@ void pairwise_reduce_scatter(ProcessComm& lane, std::byte* buf, std::span<const 
   }
 }
 
-// Recursive-doubling allreduce (001_ section 4.5; non-power-of-two handling as in 5.1).
+// Recursive-doubling allreduce ([Thakur] sec. 4.5; non-power-of-two handling as in 5.1).
 // Steps: with P' = 2^floor(lg P) and R = P - P': among the first 2R processes each even one
 // sends its vector to the odd one above it, which combines (even as lower) and goes on for
 // both; the others go on as they are. The P' remaining processes, renumbered 0 .. P'-1 in rank
@@ -85,7 +85,7 @@ void pairwise_reduce_scatter(ProcessComm& lane, std::byte* buf, std::span<const 
 // every process even for floating point.
 // Cost: P a power of two: lg P (alpha + n beta + n gamma). Otherwise
 // (floor(lg P) + 2) alpha + (floor(lg P) + 2) n beta + (floor(lg P) + 1) n gamma.
-// Latency-optimal; the choice for short vectors and for non-commutative ops (001_ 4.5).
+// Latency-optimal; the choice for short vectors and for non-commutative ops ([Thakur] sec. 4.5).
 void recursive_doubling_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count,
                                   const Call& call) {
   const int size = lane.size(), rank = lane.rank();
@@ -134,7 +134,7 @@ void recursive_doubling_allreduce(ProcessComm& lane, std::byte* buf, std::size_t
   }
 }
 
-// Rabenseifner's allreduce: vector halving and distance doubling (001_ section 5.1).
+// Rabenseifner's allreduce: vector halving and distance doubling ([Thakur] sec. 5.1).
 // Steps, with P' = 2^floor(lg P) and R = P - P':
 // 1. Fold (only if R > 0): among the first 2R processes, an even process sends the upper half
 //    of its vector to the odd one above it and receives that one's lower half; each combines
@@ -151,7 +151,7 @@ void recursive_doubling_allreduce(ProcessComm& lane, std::byte* buf, std::size_t
 //    neighbour.
 // Cost: P a power of two: 2 lg P alpha + 2 (P-1)/P n beta + (P-1)/P n gamma. Otherwise about
 // (2 floor(lg P) + 3) alpha + 4 n beta + 3/2 n gamma (the fold and unfold move n/2 + n more).
-// Bandwidth-optimal; the choice for long vectors (001_ 4.5, 5.4).
+// Bandwidth-optimal; the choice for long vectors ([Thakur] sec. 4.5, 5.4).
 // Commutative ops only: the halving combines in an order set by the bits of the renumbered
 // ranks. Every element is combined by one process and then copied, so the result is bitwise
 // the same on every process and reproducible for a given P.

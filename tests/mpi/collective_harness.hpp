@@ -53,11 +53,11 @@ struct Setup {
 };
 
 // The collectives that pipeline large buffers across processes (their own list, kept apart from
-// the library's traits so that the tests do not take the library's word). With the default 1 MiB chunk only the largest size
-// pipelines (8 MiB of doubles in the reductions: 2 to 8 chunks of 1 to 4 lanes); a 4 KiB chunk
-// pipelines 4099 elements and more, in up to a few hundred chunks. A mover's chunk holds a
-// piece of every rank's block (chunk bytes / ranks per rank), so the movers get 256 KiB: 100003
-// elements then run in 13 to 49 chunks, 4099 elements in two on 16 ranks.
+// the library's traits so that the tests do not take the library's word). With the default 1 MiB
+// chunk only the largest size pipelines (8 MiB of doubles in the reductions: 2 to 8 chunks of 1 to
+// 4 lanes); a 4 KiB chunk pipelines 4099 elements and more, in up to a few hundred chunks. A
+// mover's chunk holds a piece of every rank's block (chunk bytes / ranks per rank), so the movers
+// get 256 KiB: 100003 elements then run in 13 to 49 chunks, 4099 elements in two on 16 ranks.
 inline bool pipelines(Collective c) {
   switch (c) {
     case Collective::bcast:
@@ -139,19 +139,20 @@ inline std::vector<Setup> setups_unfiltered(Collective c, Algorithms which) {
   const bool single = world_size() == 1;
   if (which == Algorithms::lane) {
     if (single) return all;
-    // Every algorithm on 1 to 4 lanes, including more lanes than some processes have threads.
-    // full_lane also in each of its forms: staged, and pipelined with small chunks on 3 lanes
-    // (chunks that do not divide the buffer, cut over lanes that do not divide the chunk) and
-    // with the default chunk on 2 (one chunk, or none, below the largest size).
+    // Every algorithm on 1 to 4 lanes, including more lanes than some processes have threads
+    // (in its default form: staged, or pipelined at the largest size where that pays). full_lane
+    // also forced staged, and pipelined on every lane count: with small chunks on 1, 3 and 4 lanes
+    // (chunks that do not divide the buffer, cut over lanes that do not divide the chunk) and with
+    // the default chunk on 2 (one chunk, or none, below the largest size).
     for (const auto& a : tlc::algorithms()) {
       if (a.collective != c || a.single_process || a.name == "hierarchical") continue;
       for (int lanes = 1; lanes <= 4; ++lanes) all.push_back({a.name, lanes, false});
       if (a.name != "full_lane") continue;
-      all.push_back({"full_lane:staged", 3, false});
-      if (has_form(c, a.name, "pipelined")) {
-        all.push_back({"full_lane:pipelined", 3, false, small_chunk(c)});
-        all.push_back({"full_lane:pipelined", 2, false});
-      }
+      all.push_back({"full_lane:staged", 4, false});  // also at the sizes that would pipeline
+      if (!has_form(c, a.name, "pipelined")) continue;
+      for (int lanes : {1, 3, 4})
+        all.push_back({"full_lane:pipelined", lanes, false, small_chunk(c)});
+      all.push_back({"full_lane:pipelined", 2, false});
     }
     return all;
   }
