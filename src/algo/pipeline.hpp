@@ -42,8 +42,10 @@ class Pipeline {
   Pipeline(TeamImpl& team, int me, std::size_t element_size, std::size_t count, const Plan& plan,
            std::size_t pieces = 1)
       : team_(team), me_(me), e_(element_size), n_(count) {
-    on_lanes_ = uses_lanes(plan.algorithm);
-    lanes_ = on_lanes_ ? team.lanes() : 1;
+    // Who drives the network step is the plan's to say (src/select/): thread 0 on the process
+    // communicator, or each lane's thread on its lane.
+    on_lanes_ = plan.leader == Leader::lane_threads;
+    lanes_ = on_lanes_ ? plan.lanes : 1;
     if (plan.form == Form::pipelined) {
       chunk_ = chunk_elements(plan, element_size, pieces);
       chunks_ = (n_ + chunk_ - 1) / chunk_;
