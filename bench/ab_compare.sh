@@ -2,14 +2,18 @@
 # A/B of two builds of tlc-bench on this machine: the measurements a restructuring must keep
 # (README sweep, --intra, --algorithms), each case run by the old and the new build in turn,
 # round after round, so that the machine's drift falls on both alike. Prints, per case and size,
-# the median over rounds of new/old for every time column (tlc, and each forced algorithm), and
-# the same for MPI's own time, which neither build changes: its spread is the noise floor.
+# the median over rounds of new/old for every time taken relative to a baseline of the same run
+# (tlc/mpi, tlc/master, tlc against the memory bound, each forced algorithm/mpi, the 8-byte
+# allreduce against a bare barrier): absolute times move together from run to run on this
+# machine (e.g. when the scheduler puts both MPI processes' main threads on one core), ratios
+# within a run do not.
 #
 #   bash bench/ab_compare.sh OLD_BUILD_DIR NEW_BUILD_DIR [ROUNDS] [OUT_DIR]
 #
 # OLD/NEW_BUILD_DIR: build trees holding bench/tlc-bench. ROUNDS: default 3. OUT_DIR: where the
 # CSV of every run goes (default: a new directory under /tmp). Needs python3 for the table.
-# AB_CASES=sweep,intra,algorithms picks the case families (default: all three).
+# AB_CASES=sweep,intra,algorithms picks case families or single cases such as intra_allreduce
+# (default: all three families). AB_REPORT_ONLY=1 makes the table from OUT_DIR's CSV files alone.
 set -euo pipefail
 
 if [[ $# -lt 2 ]]; then
@@ -38,10 +42,11 @@ all_cases=(
   "algorithms_allgather|2|--algorithms --threads 1 --collective allgather --min-size 8 --max-size 64M"
 )
 
-for ((r = 1; r <= rounds; ++r)); do
+# AB_REPORT_ONLY=1: only the table, from the CSV files already in OUT_DIR.
+for ((r = 1; r <= rounds && ${AB_REPORT_ONLY:-0} == 0; ++r)); do
   for entry in "${all_cases[@]}"; do
     IFS='|' read -r name procs args <<<"$entry"
-    [[ ",$cases," == *",${name%%_*},"* ]] || continue
+    [[ ",$cases," == *",${name%%_*},"* || ",$cases," == *",$name,"* ]] || continue
     # Alternate which build goes first, so that neither always follows the other.
     order=(old new)
     ((r % 2 == 0)) && order=(new old)
@@ -67,31 +72,46 @@ def load(path):
     # Rows are keyed by what they measure and their size (--intra adds barrier rows).
     return {(r["collective"], int(r["bytes"])): r for r in rows}
 
+# Every figure as a time relative to a baseline of the same run (lower is better), so that the
+# machine's state, which moves all of a run's times together, drops out.
+def normalized(row):
+    got = {}
+    for col, text in row.items():
+        try:
+            x = float(text)
+        except (TypeError, ValueError):
+            continue
+        if x <= 0:
+            continue
+        if col.endswith("/mpi") or col in ("tlc/master",):
+            got[col] = x
+        elif col in ("mpi/tlc", "bound/tlc"):
+            got["tlc/" + col.split("/")[0]] = 1 / x
+        elif col == "over_bare_barrier":
+            got["/bare_barrier"] = x
+    return got
+
 names = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(f"{out}/*.csv")})
-print(f"# new/old, median over {rounds} rounds (CSV in {out})")
+print(f"# new/old of each time relative to its in-run baseline, median over {rounds} rounds")
+print(f"# (1.00: unchanged; above: the new build is slower; CSV in {out})")
 for name in names:
-    ratios = defaultdict(lambda: defaultdict(list))  # column -> bytes -> [ratio per round]
-    columns = []
+    ratios = defaultdict(lambda: defaultdict(list))  # metric -> row key -> [new/old per round]
+    metrics = []
     for r in range(1, rounds + 1):
         o, n = load(f"{out}/{name}.old.{r}.csv"), load(f"{out}/{name}.new.{r}.csv")
-        for size in sorted(set(o) & set(n)):
-            for col in n[size]:
-                if not col.endswith("_us") or col not in o[size]:
-                    continue
-                try:
-                    a, b = float(o[size][col]), float(n[size][col])
-                except ValueError:
-                    continue
-                if a > 0:
-                    ratios[col][size].append(b / a)
-                    if col not in columns:
-                        columns.append(col)
+        for key in sorted(set(o) & set(n)):
+            a, b = normalized(o[key]), normalized(n[key])
+            for m in b:
+                if m in a:
+                    ratios[m][key].append(b[m] / a[m])
+                    if m not in metrics:
+                        metrics.append(m)
     print(f"\n## {name}\n")
-    print("| bytes | " + " | ".join(c[:-3] for c in columns) + " |")
-    print("|---:|" + "---:|" * len(columns))
-    sizes = sorted({s for c in columns for s in ratios[c]})
-    for s in sizes:
-        cells = [f"{statistics.median(ratios[c][s]):.2f}" if ratios[c][s] else "" for c in columns]
-        label = str(s[1]) if s[0] == name.split("_", 1)[1] else f"{s[0]} {s[1]}"
+    print("| bytes | " + " | ".join(metrics) + " |")
+    print("|---:|" + "---:|" * len(metrics))
+    keys = sorted({k for m in metrics for k in ratios[m]}, key=lambda k: (k[0] != name.split("_", 1)[1], k))
+    for k in keys:
+        cells = [f"{statistics.median(ratios[m][k]):.2f}" if ratios[m][k] else "" for m in metrics]
+        label = str(k[1]) if k[0] == name.split("_", 1)[1] else f"{k[0]} {k[1]}"
         print(f"| {label} | " + " | ".join(cells) + " |")
 PY

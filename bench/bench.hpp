@@ -290,8 +290,12 @@ int run_algorithms(const Options& o, const tlc::Environment& env);
 int run_lane_benchmark(const std::string& mode, int max_lanes, std::size_t count, int rounds,
                        int repetitions);
 
-// Nanoseconds per Planner::plan() for a team of this shape (bench/plan_cost.cpp).
-double plan_lookup_ns(int processes, int threads, int lanes, tlc::Collective collective,
-                      std::size_t bytes);
+// Nanoseconds per plan lookup for a team of this shape (bench/plan_cost.cpp).
+struct PlanLookup {
+  double per_call_ns = 0;  // the thread's plan cache, as every call asks it
+  double planner_ns = 0;   // Planner::plan itself, what a cache miss costs
+};
+PlanLookup plan_lookup_ns(int processes, int threads, int lanes, tlc::Collective collective,
+                          std::size_t bytes);
 
 }  // namespace tlc_bench

@@ -45,7 +45,7 @@ bool in_place_output_races(const CallDescriptor& d, Form form) {
 
   const Collective c = d.call.collective;
   const PlanQuery query{c, d.count, d.call.type.size, d.call.commutative, d.call.in_place};
-  const Plan plan = team.planner().plan(query);
+  const Plan plan = team.plan(me, query);
   if (plan.fell_back && team.planner().fallback_error() && d.invalid.empty())
     team.planner().plan(query, &d.invalid);  // the message, made only when it is needed
   if (d.invalid.empty() && d.call.in_place && team.processes() == 1 &&

@@ -155,4 +155,40 @@ class Planner {
   mutable std::atomic<std::uint32_t> reported_{0};  // bit c: a fallback of c was reported
 };
 
+// The plans one thread has asked for, remembered: a plan is a pure function of the query and of
+// the planner's tables, which never change, so a call that repeats a recent query (the common
+// case: a loop of the same collective on the same sizes) costs one hash and one comparison
+// instead of the planner's lookups. One per thread, never shared.
+class PlanCache {
+ public:
+  const Plan& get(const Planner& planner, const PlanQuery& q) {
+    Entry& e = entries_[slot_of(q)];
+    if (!e.valid || !same(e.query, q)) {
+      e.plan = planner.plan(q);
+      e.query = q;
+      e.valid = true;
+    }
+    return e.plan;
+  }
+
+ private:
+  struct Entry {
+    PlanQuery query;
+    Plan plan;
+    bool valid = false;
+  };
+  static constexpr std::size_t size = 16;
+  static bool same(const PlanQuery& a, const PlanQuery& b) noexcept {
+    return a.collective == b.collective && a.count == b.count && a.element_size == b.element_size &&
+           a.commutative == b.commutative && a.in_place == b.in_place;
+  }
+  static std::size_t slot_of(const PlanQuery& q) noexcept {
+    const std::size_t key = (q.count * q.element_size) ^
+                            (static_cast<std::size_t>(q.collective) << 3) ^
+                            (q.commutative ? 1u : 0u) ^ (q.in_place ? 2u : 0u);
+    return (key * 0x9E3779B97F4A7C15ull) >> 60;  // Fibonacci hashing: the top 4 bits
+  }
+  std::array<Entry, size> entries_{};
+};
+
 }  // namespace tlc::detail

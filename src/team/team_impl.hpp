@@ -144,6 +144,7 @@ struct alignas(cache_line_size) ThreadSlot {
   std::uint64_t step = 0;         // synchronisation steps inside calls taken
   std::uint64_t chunks = 0;       // chunks of pipelined calls (the base of the posted values)
   std::uint64_t calls = 0;        // collectives entered (begin steps taken)
+  PlanCache plans;                // the plans this thread asked for
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
 };
 
@@ -170,6 +171,8 @@ class TeamImpl {
   const Topology& topology() const noexcept { return topology_; }
   // What runs for each call: tables filled at construction, one lookup per call.
   const Planner& planner() const noexcept { return planner_; }
+  // The plan of a call of local thread me: planner().plan(q), remembered per thread.
+  const Plan& plan(int me, const PlanQuery& q) { return slot(me).plans.get(planner_, q); }
   TeamShape shape() const noexcept {
     return {processes(), threads(),
             lanes(),     static_cast<int>(numa_group_starts().size()),
