@@ -175,3 +175,21 @@ TEST(Planner, CostTableMatchesTheModelAtBandStarts) {
 }
 
 }  // namespace
+
+// The per-thread cache answers what the planner answers, also for queries that share a cache
+// entry (many sizes, both op kinds, in place and not, over every collective) and when a query
+// comes back after others have replaced it.
+TEST(PlanCache, AnswersWhatThePlannerAnswers) {
+  const Planner p(across(3, 2, 2, false), forcing(Collective::allreduce, "full_lane"));
+  PlanCache cache;
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t c = 0; c < collective_count; ++c)
+      for (std::size_t count : {0, 1, 7, 100, 4099, 1 << 17, 1 << 21})
+        for (std::size_t e : {1, 8})
+          for (bool commutative : {true, false})
+            for (bool in_place : {false, true}) {
+              const PlanQuery q{static_cast<Collective>(c), count, e, commutative, in_place};
+              EXPECT_EQ(cache.get(p, q), p.plan(q))
+                  << tlc::to_string(q.collective) << " count " << count << " e " << e;
+            }
+}
