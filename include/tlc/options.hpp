@@ -1,6 +1,6 @@
 // Team construction options. Every field has a sensible default; environment variables fill in
 // what the program leaves unset (TLC_THREADS, TLC_LANES, TLC_PIN, TLC_TIMEOUT, TLC_PIPELINE_CHUNK,
-// TLC_ALGO_*, TLC_FALLBACK; read in src/team/config.cpp).
+// TLC_ALGO_*, TLC_FALLBACK, TLC_STATS; read in src/team/config.cpp).
 #pragma once
 
 #include <cstddef>
@@ -63,6 +63,10 @@ struct TeamOptions {
   // that call (said once per collective on stderr with TLC_VERBOSE=1), "error" makes the call
   // fail with tlc::Error on every thread. "": TLC_FALLBACK, else "plan".
   std::string fallback;
+  // Arrival telemetry (include/tlc/stats.hpp, Team::stats()): unset: TLC_STATS, else off. With
+  // TLC_STATS=1, process 0 also prints every process's table on stderr when the team is
+  // destroyed.
+  std::optional<bool> stats;
 };
 
 }  // namespace tlc

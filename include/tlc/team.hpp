@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <tlc/options.hpp>
+#include <tlc/stats.hpp>
 #include <tlc/thread.hpp>
 #include <tlc/topology.hpp>
 
@@ -29,6 +30,9 @@ class Team {
   const Placement& placement() const noexcept;
   const Topology& topology() const noexcept;
   bool aborted() const noexcept;
+  // This process's arrival telemetry (TLC_STATS=1 or TeamOptions::stats; include/tlc/stats.hpp).
+  // May be called at any time; calls still in progress are not in it yet.
+  TeamStats stats() const;
 
   // Runs body once on each of the team's own (pinned) threads, waits for all of them and
   // rethrows the first exception any of them threw. After an exception the team is aborted:

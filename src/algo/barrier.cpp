@@ -13,6 +13,7 @@ void barrier_hierarchical(TeamImpl& team, int me, CallDescriptor call) {
   if (team.processes() == 1) return;
   const std::uint64_t s = team.next_step(me);
   if (me == 0) {
+    team.mark_led(me);
     team.comm().barrier();
     team.release(s);
   } else {

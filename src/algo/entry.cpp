@@ -72,13 +72,27 @@ std::size_t inline_count(const Call& c) noexcept {
   return c.collective == Collective::bcast ? c.recv_count : c.send_count;
 }
 
-}  // namespace
-
-void run_collective(TeamImpl& team, int me, const Call& call) {
+void run_uncounted(TeamImpl& team, int me, const Call& call) {
   const std::size_t count = inline_count(call);
   if (const Planner::InlineForm f = team.planner().inline_form(call, count); f.serves)
     return run_flat_inline(team, me, call, count, f.fold);
   run_general(team, me, call);
+}
+
+// A call with telemetry (TLC_STATS): its arrival and exit bracket everything the call does.
+// Calls that throw are not counted.
+[[gnu::noinline]] void run_counted(TeamImpl& team, int me, const Call& call) {
+  team.stats_arrive(me);
+  run_uncounted(team, me, call);
+  team.stats_exit(me, call.collective);
+}
+
+}  // namespace
+
+void run_collective(TeamImpl& team, int me, const Call& call) {
+  if (team.stats_enabled()) [[unlikely]]
+    return run_counted(team, me, call);
+  run_uncounted(team, me, call);
 }
 
 }  // namespace tlc::detail

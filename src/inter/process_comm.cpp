@@ -190,6 +190,27 @@ std::vector<int> ProcessComm::allgather(int value) {
   return all;
 }
 
+std::vector<std::vector<double>> ProcessComm::gather_to_root(std::span<const double> mine) {
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
+  auto lock = serialize();
+  check_mpi(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_), "MPI_Gather");
+  std::vector<int> displs(counts.size());
+  int total = 0;
+  for (std::size_t p = 0; p < counts.size(); ++p) {
+    displs[p] = total;
+    total += counts[p];
+  }
+  std::vector<double> flat(static_cast<std::size_t>(total));
+  check_mpi(MPI_Gatherv(mine.data(), count, MPI_DOUBLE, flat.data(), counts.data(), displs.data(),
+                        MPI_DOUBLE, 0, comm_),
+            "MPI_Gatherv");
+  std::vector<std::vector<double>> all(counts.size());
+  for (std::size_t p = 0; p < counts.size(); ++p)
+    all[p].assign(flat.begin() + displs[p], flat.begin() + displs[p] + counts[p]);
+  return all;
+}
+
 int ProcessComm::allreduce_max(int value) {
   int result = value;
   auto lock = serialize();

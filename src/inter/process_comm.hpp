@@ -32,6 +32,8 @@ class ProcessComm {
 
   std::vector<int> allgather(int value);
   int allreduce_max(int value);
+  // Every process's values at process 0 (in process order; empty elsewhere). Small data only.
+  std::vector<std::vector<double>> gather_to_root(std::span<const double> mine);
   // In place: every value becomes its maximum over the processes (one MPI call for several
   // agreements; pass -x as well to get the minimum of x).
   void allreduce_max(std::span<int> values);

@@ -133,6 +133,9 @@ Config Config::read(const TeamOptions& o) {
   c.timeout_seconds =
       o.timeout_seconds > 0 ? o.timeout_seconds : env_seconds("TLC_TIMEOUT").value_or(0);
   c.pipeline_chunk_asked = pipeline_chunk(o);
+  const std::optional<bool> stats_variable = env_switch("TLC_STATS");
+  c.stats = o.stats.value_or(stats_variable.value_or(false));
+  c.stats_report = stats_variable.value_or(false);
   for (std::size_t i = 0; i < collective_count; ++i) {
     const auto collective = static_cast<Collective>(i);
     const std::string name = algo_variable(collective);

@@ -3,6 +3,7 @@
 // are in team/rendezvous.cpp, the configuration in team/config.cpp, the roster in roster.hpp.
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -122,12 +123,27 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   }
   slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads_));
   planner_ = Planner(shape(), config.plan);
+  stats_enabled_ = config.stats;
+  stats_report_ = config.stats && config.stats_report;
   if (serialized && comm_->rank() == 0)
     std::fprintf(stderr,
                  "tlc: MPI provides MPI_THREAD_SERIALIZED only; tlc serialises its MPI calls\n");
 }
 
-TeamImpl::~TeamImpl() = default;
+TeamImpl::~TeamImpl() {
+  // TLC_STATS=1: every process's table on process 0. A collective over the processes, like the
+  // communicators' release below it; skipped once the team has failed, when the others may not
+  // be here to take part.
+  if (!stats_report_ || aborted()) return;
+  int finalized = 1;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  try {
+    report_stats();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tlc: the stats report failed: %s\n", e.what());
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Threads
@@ -200,6 +216,7 @@ int Team::lanes() const noexcept { return impl_->lanes(); }
 const Placement& Team::placement() const noexcept { return impl_->placement(); }
 const Topology& Team::topology() const noexcept { return impl_->topology(); }
 bool Team::aborted() const noexcept { return impl_->aborted(); }
+TeamStats Team::stats() const { return impl_->stats(); }
 void Team::run(const std::function<void(Thread&)>& body) { impl_->run(body); }
 Thread Team::attach(int local_index) { return impl_->attach(local_index); }
 

@@ -18,6 +18,7 @@
 // Steps inside a call (sync, release, pipelines) use the separate `arrived` flag.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include <tlc/options.hpp>
+#include <tlc/stats.hpp>
 #include <tlc/thread.hpp>
 #include <tlc/topology.hpp>
 
@@ -132,6 +134,20 @@ struct alignas(cache_line_size) BeginLine {
 static_assert(sizeof(BeginLine) == cache_line_size);
 inline constexpr std::size_t inline_capacity = sizeof(BeginLine::payload);
 
+// A thread's telemetry of one collective kind (TLC_STATS, include/tlc/stats.hpp). Single writer
+// (the slot's owner), read by Team::stats() at any time: relaxed atomics, no read-modify-write.
+struct StatsCounters {
+  std::atomic<std::uint64_t> calls{0};
+  std::atomic<std::uint64_t> in_ns{0};     // sum of exit - own arrival
+  std::atomic<std::uint64_t> after_ns{0};  // sum of exit - last arrival in the process
+  std::atomic<std::uint64_t> led{0};       // calls in which this thread ran an inter-process step
+  std::atomic<std::uint64_t> last{0};      // calls in which this thread arrived last
+  // Local thread 0 only, once per call for the whole process:
+  std::atomic<std::uint64_t> delta_ns{0};      // sum of mean |a_i - mean a|
+  std::atomic<std::uint64_t> omega_ns{0};      // sum of max a - min a
+  std::atomic<std::uint64_t> omega_max_ns{0};  // largest max a - min a
+};
+
 struct alignas(cache_line_size) ThreadSlot {
   BeginLine begun[2];           // by call parity
   Flag arrived;                 // gather flag of the steps inside a call, owning thread only
@@ -146,6 +162,12 @@ struct alignas(cache_line_size) ThreadSlot {
   std::uint64_t calls = 0;        // collectives entered (begin steps taken)
   PlanCache plans;                // the plans this thread asked for
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
+  // Telemetry (TLC_STATS): the owner's arrival at the call of each parity, written before it
+  // announces the call (so every thread may read it after the begin step, until the owner's
+  // call k+2), whether it led in the current call, and its counters per collective kind.
+  std::int64_t arrival_ns[2] = {0, 0};
+  bool led = false;
+  std::array<StatsCounters, collective_count> counters{};
 };
 
 class TeamImpl {
@@ -281,6 +303,16 @@ class TeamImpl {
   void grow_staging(int me, std::size_t bytes);
   std::byte* staging() noexcept { return staging_.get(); }
 
+  // --- Telemetry (team/stats.cpp) ---
+  // TLC_STATS=1 or TeamOptions::stats: run_collective then brackets every call with
+  // stats_arrive and stats_exit; off, it costs one predictable branch per call.
+  bool stats_enabled() const noexcept { return stats_enabled_; }
+  void stats_arrive(int me) noexcept;
+  void stats_exit(int me, Collective c) noexcept;
+  // The calling thread performs (part of) the inter-process step of its current call.
+  void mark_led(int me) noexcept { slot(me).led = true; }
+  TeamStats stats() const;
+
   // --- Threads ---
   void run(const std::function<void(Thread&)>& body);
   Thread attach(int local_index);
@@ -303,6 +335,10 @@ class TeamImpl {
   Waiter waiter_;
   std::unique_ptr<ThreadSlot[]> slots_;
   Flag released_;  // written by the leader (thread 0) only
+  bool stats_enabled_ = false;
+  bool stats_report_ = false;
+  // TLC_STATS=1: the table of every process's stats on process 0's stderr (team destruction).
+  void report_stats();
 
   struct AlignedFree {
     void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{4096}); }

@@ -1,0 +1,162 @@
+// Arrival telemetry (TLC_STATS=1, TeamOptions::stats; metrics of include/tlc/stats.hpp after
+// Parsons [Parsons] ch. 3.3). Each thread stamps its arrival into its slot before it announces
+// the call; after the call it reads every thread's stamp (all are published, the begin step has
+// seen every announcement) and adds its own figures to its own counters. Nothing is shared
+// between writers, so a counted call costs two clock reads and one pass over T stamps, and the
+// uncounted path nothing but the branch in run_collective.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "team/team_impl.hpp"
+
+namespace tlc::detail {
+
+namespace {
+
+std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Single writer: a load and a store, no read-modify-write.
+void add(std::atomic<std::uint64_t>& counter, std::uint64_t v) noexcept {
+  counter.store(counter.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+}
+
+std::uint64_t read(const std::atomic<std::uint64_t>& counter) noexcept {
+  return counter.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void TeamImpl::stats_arrive(int me) noexcept {
+  ThreadSlot& s = slot(me);
+  // The begin step of this call will make it call s.calls + 1.
+  s.arrival_ns[(s.calls + 1) & 1] = now_ns();
+  s.led = false;
+}
+
+void TeamImpl::stats_exit(int me, Collective c) noexcept {
+  const std::int64_t exit = now_ns();
+  ThreadSlot& s = slot(me);
+  const int parity = static_cast<int>(s.calls & 1);
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+  std::int64_t last = std::numeric_limits<std::int64_t>::min();
+  int last_thread = 0;
+  double sum = 0;
+  for (int t = 0; t < threads_; ++t) {
+    const std::int64_t a = slot(t).arrival_ns[parity];
+    first = std::min(first, a);
+    if (a > last) {
+      last = a;
+      last_thread = t;
+    }
+    sum += static_cast<double>(a);
+  }
+  StatsCounters& k = s.counters[static_cast<std::size_t>(c)];
+  add(k.calls, 1);
+  add(k.in_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, exit - s.arrival_ns[parity])));
+  add(k.after_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, exit - last)));
+  if (s.led) add(k.led, 1);
+  if (last_thread == me) add(k.last, 1);
+  if (me != 0) return;
+  const double mean = sum / threads_;
+  double delta = 0;
+  for (int t = 0; t < threads_; ++t)
+    delta += std::fabs(static_cast<double>(slot(t).arrival_ns[parity]) - mean);
+  add(k.delta_ns, static_cast<std::uint64_t>(delta / threads_));
+  const auto omega = static_cast<std::uint64_t>(last - first);
+  add(k.omega_ns, omega);
+  if (omega > read(k.omega_max_ns)) k.omega_max_ns.store(omega, std::memory_order_relaxed);
+}
+
+TeamStats TeamImpl::stats() const {
+  TeamStats all;
+  all.enabled = stats_enabled_;
+  all.process = process();
+  all.threads = threads_;
+  if (!stats_enabled_) return all;
+  const auto T = static_cast<std::size_t>(threads_);
+  for (std::size_t c = 0; c < collective_count; ++c) {
+    const StatsCounters& lead = slots_[0].counters[c];
+    const std::uint64_t calls = read(lead.calls);
+    if (calls == 0) continue;
+    CollectiveStats k;
+    k.collective = static_cast<Collective>(c);
+    k.calls = calls;
+    k.mean_imbalance_us = 1e-3 * static_cast<double>(read(lead.delta_ns)) / calls;
+    k.mean_worst_imbalance_us = 1e-3 * static_cast<double>(read(lead.omega_ns)) / calls;
+    k.max_worst_imbalance_us = 1e-3 * static_cast<double>(read(lead.omega_max_ns));
+    std::uint64_t thread_calls = 0, in_ns = 0, after_ns = 0;
+    k.led.resize(T);
+    k.arrived_last.resize(T);
+    for (std::size_t t = 0; t < T; ++t) {
+      const StatsCounters& mine = slots_[t].counters[c];
+      thread_calls += read(mine.calls);
+      in_ns += read(mine.in_ns);
+      after_ns += read(mine.after_ns);
+      k.led[t] = read(mine.led);
+      k.arrived_last[t] = read(mine.last);
+    }
+    const double per = thread_calls ? 1e-3 / static_cast<double>(thread_calls) : 0;
+    k.mean_time_in_collective_us = static_cast<double>(in_ns) * per;
+    k.mean_after_last_arrival_us = static_cast<double>(after_ns) * per;
+    all.collectives.push_back(std::move(k));
+  }
+  return all;
+}
+
+namespace {
+
+// One process's stats as numbers, for the gather to process 0: threads, then per kind with
+// calls: kind, calls, the five times, led and arrived_last per thread.
+std::vector<double> flatten(const TeamStats& s) {
+  std::vector<double> v{static_cast<double>(s.threads)};
+  for (const CollectiveStats& k : s.collectives) {
+    v.insert(v.end(), {static_cast<double>(k.collective), static_cast<double>(k.calls),
+                       k.mean_imbalance_us, k.mean_worst_imbalance_us, k.max_worst_imbalance_us,
+                       k.mean_time_in_collective_us, k.mean_after_last_arrival_us});
+    for (std::uint64_t x : k.led) v.push_back(static_cast<double>(x));
+    for (std::uint64_t x : k.arrived_last) v.push_back(static_cast<double>(x));
+  }
+  return v;
+}
+
+std::string counts(const double* x, int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i)
+    s += (i ? "," : "") + std::to_string(static_cast<unsigned long long>(x[i]));
+  return s;
+}
+
+}  // namespace
+
+void TeamImpl::report_stats() {
+  const std::vector<std::vector<double>> all = comm_->gather_to_root(flatten(stats()));
+  if (comm_->rank() != 0) return;
+  std::fprintf(stderr,
+               "tlc stats (TLC_STATS=1): times in us within each process; delta = mean arrival "
+               "imbalance, omega = worst-case imbalance (mean, max), in = mean time in the "
+               "collective, after = mean time after the last arrival; led / last = calls in "
+               "which each local thread ran an inter-process step / arrived last\n");
+  std::fprintf(stderr, "%7s %-20s %9s %10s %10s %10s %10s %10s  %s\n", "process", "collective",
+               "calls", "delta", "omega", "omega_max", "in", "after", "led | last");
+  for (std::size_t p = 0; p < all.size(); ++p) {
+    const std::vector<double>& v = all[p];
+    const int threads = static_cast<int>(v.at(0));
+    for (std::size_t at = 1; at + 7 <= v.size(); at += 7 + 2 * static_cast<std::size_t>(threads)) {
+      const double* x = v.data() + at;
+      std::fprintf(stderr, "%7zu %-20s %9.0f %10.2f %10.2f %10.2f %10.2f %10.2f  %s | %s\n", p,
+                   to_string(static_cast<Collective>(static_cast<int>(x[0]))), x[1], x[2], x[3],
+                   x[4], x[5], x[6], counts(x + 7, threads).c_str(),
+                   counts(x + 7 + threads, threads).c_str());
+    }
+  }
+}
+
+}  // namespace tlc::detail
