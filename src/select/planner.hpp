@@ -182,11 +182,19 @@ class PlanCache {
     return a.collective == b.collective && a.count == b.count && a.element_size == b.element_size &&
            a.commutative == b.commutative && a.in_place == b.in_place;
   }
+  // Every field of the query mixed into every bit (splitmix64's finaliser), so that queries
+  // that differ in one low bit (n and n + 1 elements, say) do not share an entry.
   static std::size_t slot_of(const PlanQuery& q) noexcept {
-    const std::size_t key = (q.count * q.element_size) ^
-                            (static_cast<std::size_t>(q.collective) << 3) ^
-                            (q.commutative ? 1u : 0u) ^ (q.in_place ? 2u : 0u);
-    return (key * 0x9E3779B97F4A7C15ull) >> 60;  // Fibonacci hashing: the top 4 bits
+    std::uint64_t k = q.count;
+    k = k * 31 + q.element_size;
+    k = k * 31 + static_cast<std::uint64_t>(q.collective);
+    k = k * 4 + (q.commutative ? 2u : 0u) + (q.in_place ? 1u : 0u);
+    k ^= k >> 30;
+    k *= 0xbf58476d1ce4e5b9ull;
+    k ^= k >> 27;
+    k *= 0x94d049bb133111ebull;
+    k ^= k >> 31;
+    return static_cast<std::size_t>(k % size);
   }
   std::array<Entry, size> entries_{};
 };
