@@ -2,8 +2,10 @@
 // the same order, as MPI ranks do; ranks are global and process-major.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <ranges>
 #include <span>
 #include <type_traits>
@@ -58,7 +60,7 @@ class Thread {
   // may be empty. Bad arguments throw tlc::Error on every thread of the process before any
   // buffer is written.
 
-  void barrier() { detail::run_collective(*team_, local_, barrier_call); }
+  void barrier() { run(barrier_call); }
 
   // buf of the root is copied into buf of every rank; all pass the same size.
   template <MutableElementRange Buf>
@@ -270,7 +272,14 @@ class Thread {
   }
   // A constant: a barrier builds no descriptor on the caller's stack.
   static constexpr detail::Call barrier_call{};
-  void run(const detail::Call& call) { detail::run_collective(*team_, local_, call); }
+  void run(const detail::Call& call) {
+    if (!team_ || !alive_->load(std::memory_order_relaxed)) [[unlikely]]
+      throw_unusable();
+    detail::run_collective(*team_, local_, call);
+  }
+  // tlc::Error: this Thread was moved from, or its team is gone.
+  [[noreturn]] void throw_unusable() const;
+  void release() noexcept;
 
   template <class T>
   static detail::Call movement(Collective collective, std::span<const T> send, std::span<T> recv,
@@ -306,7 +315,10 @@ class Thread {
   friend class detail::TeamImpl;
   Thread(detail::TeamImpl* team, int local_index, bool attached);
 
-  detail::TeamImpl* team_ = nullptr;
+  detail::TeamImpl* team_ = nullptr;  // null once moved from
+  // False once the team is destroyed; shared with the team, so that a Thread that outlives its
+  // team (a misuse) gets an error instead of touching freed memory.
+  std::shared_ptr<const std::atomic<bool>> alive_;
   int local_ = 0;
   int rank_ = 0;
   int size_ = 0;

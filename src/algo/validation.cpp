@@ -4,7 +4,9 @@
 // of all threads show (user op objects, v-variant counts against the sizes the ranks pass).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include <tlc/detail/collective_traits.hpp>
 #include <tlc/error.hpp>
@@ -209,6 +211,28 @@ class Checker {
         return std::string(which) + " block of rank " + std::to_string(r) + " (" +
                std::to_string(counts[r]) + " elements at " + std::to_string(displs[r]) +
                ") lies outside the " + which + " buffer of " + n(buffer);
+    // Blocks that are written must not overlap (as in MPI): two writers of one element would
+    // leave whichever came last. Blocks that are only read (send) may.
+    if (std::strcmp(which, "recv") == 0) return overlapping_blocks(counts, displs);
+    return {};
+  }
+  static std::string overlapping_blocks(std::span<const std::size_t> counts,
+                                        std::span<const std::size_t> displs) {
+    thread_local std::vector<std::size_t> order;  // ranks with a block, by displacement
+    order.clear();
+    for (std::size_t r = 0; r < counts.size(); ++r)
+      if (counts[r] > 0) order.push_back(r);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return displs[a] < displs[b] || (displs[a] == displs[b] && a < b);
+    });
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      const std::size_t a = order[i - 1], b = order[i];
+      if (displs[b] < displs[a] + counts[a])  // in range: both blocks lie inside the buffer
+        return "recv blocks overlap: rank " + std::to_string(a) + "'s " +
+               std::to_string(counts[a]) + " elements at " + std::to_string(displs[a]) +
+               " and rank " + std::to_string(b) + "'s " + std::to_string(counts[b]) + " at " +
+               std::to_string(displs[b]);
+    }
     return {};
   }
 };

@@ -131,6 +131,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
 }
 
 TeamImpl::~TeamImpl() {
+  alive_->store(false, std::memory_order_release);
   // TLC_STATS=1: every process's table on process 0. A collective over the processes, like the
   // communicators' release below it; skipped once the team has failed, when the others may not
   // be here to take part.

@@ -313,6 +313,9 @@ class TeamImpl {
   void mark_led(int me) noexcept { slot(me).led = true; }
   TeamStats stats() const;
 
+  // Shared with every Thread of this team; false once the team is destroyed.
+  std::shared_ptr<const std::atomic<bool>> alive_token() const { return alive_; }
+
   // --- Threads ---
   void run(const std::function<void(Thread&)>& body);
   Thread attach(int local_index);
@@ -335,6 +338,7 @@ class TeamImpl {
   Waiter waiter_;
   std::unique_ptr<ThreadSlot[]> slots_;
   Flag released_;  // written by the leader (thread 0) only
+  std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
   bool stats_enabled_ = false;
   bool stats_report_ = false;
   // TLC_STATS=1: the table of every process's stats on process 0's stderr (team destruction).

@@ -164,6 +164,43 @@ TEST(CollectiveErrors, WrongBufferSize) {
   }
 }
 
+// Receive blocks that overlap (two writers of one element): rejected like a block outside the
+// buffer. Every process has one bad thread; gatherv's layout is the root's alone, so it is
+// checked where the root's process is the only one.
+TEST(CollectiveErrors, OverlappingReceiveBlocks) {
+  using Call = void (*)(tlc::Thread&, Span, Span, const Counts& displs);
+  const std::vector<std::pair<const char*, Call>> calls = {
+      {"allgatherv",
+       [](tlc::Thread& me, Span a, Span b, const Counts& d) {
+         const auto N = static_cast<std::size_t>(me.size());
+         me.allgatherv(CSpan(a.first(n)), b.first(n * N), iota_counts(N, n), d);
+       }},
+      {"alltoallv",
+       [](tlc::Thread& me, Span a, Span b, const Counts& d) {
+         const auto N = static_cast<std::size_t>(me.size());
+         me.alltoallv(CSpan(a.first(n * N)), iota_counts(N, n), block_displs(N, n), b.first(n * N),
+                      iota_counts(N, n), d);
+       }},
+      {"gatherv",
+       [](tlc::Thread& me, Span a, Span b, const Counts& d) {
+         const auto N = static_cast<std::size_t>(me.size());
+         me.gatherv(CSpan(a.first(n)), b.first(me.rank() == 1 ? n * N : 0), iota_counts(N, n), d,
+                    1);
+       }},
+  };
+  for (const auto& [name, call] : calls) {
+    if (std::string(name) == "gatherv" && world_size() > 1) continue;
+    auto seen = probe([call = call](tlc::Thread& me, Span a, Span b) {
+      const auto N = static_cast<std::size_t>(me.size());
+      Counts d = block_displs(N, n);
+      // The last block starts one element inside the one before it.
+      if (me.local_index() == 1) d[N - 1] -= 1;
+      call(me, a, b, d);
+    });
+    expect_everyone(seen, tlc::Errc::invalid_argument, "recv blocks overlap", name);
+  }
+}
+
 // Sizes only the root can check: only meaningful on one process (elsewhere the other processes
 // could not know and would go on).
 TEST(CollectiveErrors, WrongRootBufferSize) {

@@ -2,6 +2,7 @@
 // own threads, and the run/attach exclusivity rules.
 #include <atomic>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -116,6 +117,56 @@ TEST(TeamRules, AttachTwiceAndRunWhileAttachedAreErrors) {
   EXPECT_THROW(team.attach(2), tlc::Error);
   EXPECT_THROW(team.attach(-1), tlc::Error);
   EXPECT_THROW(team.run([](tlc::Thread&) {}), tlc::Error);
+}
+
+// A moved-from Thread is no participant any more: its collectives are errors (before, it still
+// acted as the participant it had been, next to the Thread it was moved to), and the index it
+// held is given back once, by the Thread that holds it now.
+TEST(TeamRules, MovedFromThreadRefusesCollectives) {
+  tlc::Team team(MPI_COMM_WORLD, test_options(1));
+  tlc::Thread first = team.attach(0);
+  tlc::Thread moved = std::move(first);
+  double x = 1;
+  try {
+    first.allreduce(std::span<double>(&x, 1));
+    ADD_FAILURE() << "a collective on a moved-from Thread ran";
+  } catch (const tlc::Error& e) {
+    EXPECT_EQ(e.code(), tlc::Errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("moved-from"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(first.barrier(), tlc::Error);
+  EXPECT_THROW(team.attach(0), tlc::Error);  // still held, by `moved`
+  moved.allreduce(std::span<double>(&x, 1));
+  EXPECT_EQ(x, static_cast<double>(team.size()));
+  {
+    tlc::Thread last = std::move(moved);
+    EXPECT_THROW(moved.barrier(), tlc::Error);
+  }
+  tlc::Thread again = team.attach(0);  // given back when `last` went
+  again.barrier();
+}
+
+// A Thread that outlives its Team gets an error instead of touching the freed team, and its
+// destruction does not touch it either.
+TEST(TeamRules, ThreadOutlivingItsTeamRefusesCollectives) {
+  std::optional<tlc::Thread> survivor;
+  {
+    tlc::Team team(MPI_COMM_WORLD, test_options(1));
+    survivor.emplace(team.attach(0));
+    double x = 1;
+    survivor->allreduce(std::span<double>(&x, 1));
+    EXPECT_EQ(x, static_cast<double>(team.size()));
+  }
+  double x = 1;
+  try {
+    survivor->allreduce(std::span<double>(&x, 1));
+    ADD_FAILURE() << "a collective ran on a destroyed team";
+  } catch (const tlc::Error& e) {
+    EXPECT_EQ(e.code(), tlc::Errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("destroyed"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(x, 1.0);
+  survivor.reset();
 }
 
 TEST(TeamRules, RunRepeatedlyReusesThreads) {
