@@ -50,29 +50,37 @@ void run_flat(TeamImpl& team, int me, CallDescriptor d) {
       c.collective == Collective::scatterv || c.collective == Collective::alltoallv;
   const bool carried = all_carried(view, threads) && !v_variant;
 
-  switch (c.collective) {
-    case Collective::reduce:
-      if (me == c.root) reduce_own(view, 0, threads, 0, c.recv, n);
-      break;
-    case Collective::allreduce:
-      reduce_own(view, 0, threads, 0, c.recv, n);
-      break;
-    case Collective::reduce_scatter_block:
-      reduce_own(view, 0, threads, static_cast<std::size_t>(me) * n * e, c.recv, n);
-      break;
-    case Collective::scan:
-      reduce_own(view, 0, me + 1, 0, c.recv, n);
-      break;
-    case Collective::exscan:
-      reduce_own(view, 0, me, 0, c.recv, n);
-      break;
-    default: {
-      thread_local CopyPlan plan;
-      build_local_plan(plan, view, threads, me);
-      plan.run_all();
+  auto work = [&] {
+    switch (c.collective) {
+      case Collective::reduce:
+        if (me == c.root) reduce_own(view, 0, threads, 0, c.recv, n);
+        break;
+      case Collective::allreduce:
+        reduce_own(view, 0, threads, 0, c.recv, n);
+        break;
+      case Collective::reduce_scatter_block:
+        reduce_own(view, 0, threads, static_cast<std::size_t>(me) * n * e, c.recv, n);
+        break;
+      case Collective::scan:
+        reduce_own(view, 0, me + 1, 0, c.recv, n);
+        break;
+      case Collective::exscan:
+        reduce_own(view, 0, me, 0, c.recv, n);
+        break;
+      default: {
+        thread_local CopyPlan plan;
+        build_local_plan(plan, view, threads, me);
+        plan.run_all();
+      }
     }
-  }
-  if (!carried) team.sync(me);
+  };
+  // Carried contributions are read from the slots, so nobody touches another thread's buffers
+  // and there is nothing to wait for; otherwise the closing rendezvous keeps them alive (and
+  // holds back a user op's exception until the others are done: TeamImpl::work_then_sync).
+  if (carried)
+    work();
+  else
+    team.work_then_sync(me, work);
 }
 
 }  // namespace tlc::detail

@@ -40,30 +40,34 @@ void run_two_level(TeamImpl& team, int me, CallDescriptor d) {
   std::byte* partials = team.staging();
   auto partial = [&](int group) { return partials + static_cast<std::size_t>(group) * n * e; };
 
+  // Both phases read other threads' buffers (and the second writes their outputs): a user op
+  // that throws is held until the phase is done everywhere (TeamImpl::work_then_sync).
   // Phase 2: the group's partial result.
-  auto inputs = input_pointers(static_cast<std::size_t>(last - first));
-  for (int t = first; t < last; ++t)
-    inputs[static_cast<std::size_t>(t - first)] = contribution_of(view, t);
-  void* mine = partial(g);
-  reduce_slice_to_all(inputs, std::span<void* const>(&mine, 1), e,
-                      slice_of(n, e, me - first, last - first), c.combine, c.op_object);
-  team.sync(me);
+  team.work_then_sync(me, [&] {
+    auto inputs = input_pointers(static_cast<std::size_t>(last - first));
+    for (int t = first; t < last; ++t)
+      inputs[static_cast<std::size_t>(t - first)] = contribution_of(view, t);
+    void* mine = partial(g);
+    reduce_slice_to_all(inputs, std::span<void* const>(&mine, 1), e,
+                        slice_of(n, e, me - first, last - first), c.combine, c.op_object);
+  });
 
   // Phase 4: across groups.
-  auto across = input_pointers(static_cast<std::size_t>(groups));
-  for (int h = 0; h < groups; ++h) across[static_cast<std::size_t>(h)] = partial(h);
-  if (c.collective == Collective::allreduce) {
-    auto outputs = output_pointers(static_cast<std::size_t>(last - first));
-    for (int t = first; t < last; ++t)
-      outputs[static_cast<std::size_t>(t - first)] = recv_of(view, t);
-    reduce_slice_to_all(across, outputs, e, slice_of(n, e, me - first, last - first), c.combine,
-                        c.op_object);
-  } else {  // reduce
-    void* root = recv_of(view, c.root);
-    reduce_slice_to_all(across, std::span<void* const>(&root, 1), e, slice_of(n, e, me, threads),
-                        c.combine, c.op_object);
-  }
-  team.sync(me);
+  team.work_then_sync(me, [&] {
+    auto across = input_pointers(static_cast<std::size_t>(groups));
+    for (int h = 0; h < groups; ++h) across[static_cast<std::size_t>(h)] = partial(h);
+    if (c.collective == Collective::allreduce) {
+      auto outputs = output_pointers(static_cast<std::size_t>(last - first));
+      for (int t = first; t < last; ++t)
+        outputs[static_cast<std::size_t>(t - first)] = recv_of(view, t);
+      reduce_slice_to_all(across, outputs, e, slice_of(n, e, me - first, last - first), c.combine,
+                          c.op_object);
+    } else {  // reduce
+      void* root = recv_of(view, c.root);
+      reduce_slice_to_all(across, std::span<void* const>(&root, 1), e, slice_of(n, e, me, threads),
+                          c.combine, c.op_object);
+    }
+  });
 }
 
 }  // namespace tlc::detail

@@ -16,13 +16,14 @@ void TeamImpl::arrive(int me, std::uint64_t s) noexcept {
   waiter_.notify();
 }
 
-void TeamImpl::wait_all_arrived(std::uint64_t s) {
+void TeamImpl::wait_all_arrived(std::uint64_t s, Waiter::OnAbort on_abort) {
+  const bool stop_on_abort = on_abort == Waiter::OnAbort::throw_aborted;
   int next = 0;  // threads before `next` are known to have arrived
   waiter_.wait(
       [&] {
         while (next < threads_ && slot(next).arrived.value.load(std::memory_order_acquire) >= s)
           ++next;
-        return next == threads_ || aborted();
+        return next == threads_ || (stop_on_abort && aborted());
       },
       [&] {
         std::string missing;
@@ -30,8 +31,9 @@ void TeamImpl::wait_all_arrived(std::uint64_t s) {
           if (slot(i).arrived.value.load(std::memory_order_acquire) < s)
             missing += (missing.empty() ? "" : ", ") + who(i);
         return "threads that never arrived: " + missing;
-      });
-  waiter_.throw_if_aborted();
+      },
+      on_abort);
+  if (stop_on_abort) waiter_.throw_if_aborted();
 }
 
 void TeamImpl::release(std::uint64_t s) noexcept {

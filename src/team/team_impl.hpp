@@ -70,6 +70,14 @@ struct alignas(cache_line_size) Flag {
   std::atomic<std::uint64_t> value{0};
 };
 
+// The gather flag of the steps inside a call, with what the others read right after it:
+// the step of work_then_sync at which the owner's work threw (written before the arrival,
+// release; in the same line, so that checking it costs no extra cache miss).
+struct alignas(cache_line_size) ArrivalFlag {
+  std::atomic<std::uint64_t> value{0};
+  std::uint64_t failed_step = 0;
+};
+
 // What threads must agree on to make the same call; equal fingerprints mean every thread takes
 // the same algorithm and form. The op object of a user op is not in it (algo/validation.cpp
 // compares the descriptors' ops).
@@ -150,7 +158,7 @@ struct StatsCounters {
 
 struct alignas(cache_line_size) ThreadSlot {
   BeginLine begun[2];           // by call parity
-  Flag arrived;                 // gather flag of the steps inside a call, owning thread only
+  ArrivalFlag arrived;          // gather flag of the steps inside a call, owning thread only
   CallDescriptor published[2];  // by call parity
   alignas(cache_line_size) std::byte carry[2][carry_capacity];  // by call parity
   // Progress flags of pipelined algorithms (chunks produced / sent / consumed), each written by
@@ -267,12 +275,43 @@ class TeamImpl {
     wait_all_arrived(s);
   }
 
+  // Work on other threads' buffers (reading their inputs, writing their outputs), then the
+  // closing rendezvous that keeps every buffer alive until all of it is done. An exception from
+  // the work (a user op) must not unwind this thread's buffers while the others still use them:
+  // the thread stops its share, still arrives, and waits for every other thread even if the team
+  // is aborted meanwhile; then it aborts the team and rethrows, and the other threads, which see
+  // the failure at the same rendezvous, throw TeamAborted instead of returning half-made outputs.
+  template <class Work>
+  void work_then_sync(int me, Work&& work) {
+    std::exception_ptr failed;
+    try {
+      work();
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    const std::uint64_t s = next_step(me);
+    if (failed) slot(me).arrived.failed_step = s;
+    arrive(me, s);
+    wait_all_arrived(s, Waiter::OnAbort::keep_waiting);
+    if (failed) {
+      if (!aborted()) abort(who(me) + " threw inside a collective (a user op)");
+      std::rethrow_exception(failed);
+    }
+    for (int t = 0; t < threads_; ++t)
+      if (slot(t).arrived.failed_step == s) {
+        if (!aborted()) abort(who(t) + " threw inside a collective (a user op)");
+        waiter_.throw_if_aborted();
+      }
+    waiter_.throw_if_aborted();
+  }
+
   // Advances the caller's step counter and returns the new step.
   std::uint64_t next_step(int me) noexcept { return ++slot(me).step; }
   // Gather: the caller's arrival at step s.
   void arrive(int me, std::uint64_t s) noexcept;
-  // Waits until every thread of the process has arrived at step s or later.
-  void wait_all_arrived(std::uint64_t s);
+  // Waits until every thread of the process has arrived at step s or later (throws TeamAborted
+  // on abort, unless told to keep waiting).
+  void wait_all_arrived(std::uint64_t s, Waiter::OnAbort on_abort = Waiter::OnAbort::throw_aborted);
   // Release: the leader's signal that step s is done / non-leaders wait for it.
   void release(std::uint64_t s) noexcept;
   void wait_released(std::uint64_t s);

@@ -43,20 +43,24 @@ class Waiter {
   // Only before any thread waits.
   void set_tuning(WaitTuning tuning) noexcept { tuning_ = tuning; }
 
-  // Waits until ready() is true. Throws TeamAborted once abort() was called, and
+  // Waits until ready() is true. Throws TeamAborted once abort() was called (unless
+  // OnAbort::keep_waiting: then only ready() ends the wait, for waits that must outlast an
+  // abort), and
   // Error(timeout) with describe_missing()'s text when the timeout expires.
+  enum class OnAbort : bool { throw_aborted, keep_waiting };
   template <class Ready, class DescribeMissing>
-  void wait(Ready&& ready, DescribeMissing&& describe_missing) {
+  void wait(Ready&& ready, DescribeMissing&& describe_missing,
+            OnAbort on_abort = OnAbort::throw_aborted) {
     for (int i = 0; i < tuning_.spins; ++i) {
       if (ready()) return;
       cpu_relax();
     }
     for (int i = 0; i < tuning_.yields; ++i) {
       if (ready()) return;
-      throw_if_aborted();
+      if (on_abort == OnAbort::throw_aborted) throw_if_aborted();
       std::this_thread::yield();
     }
-    block(ready, describe_missing);
+    block(ready, describe_missing, on_abort);
   }
 
   // Call after storing a flag (with release order) that another thread may wait for.
@@ -80,7 +84,7 @@ class Waiter {
   [[noreturn]] static void throw_timeout(double seconds, const std::string& missing);
 
   template <class Ready, class DescribeMissing>
-  void block(Ready& ready, DescribeMissing& describe_missing) {
+  void block(Ready& ready, DescribeMissing& describe_missing, OnAbort on_abort) {
     sleepers_.fetch_add(1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     struct Leave {
@@ -93,7 +97,7 @@ class Waiter {
                               std::chrono::duration<double>(timed ? tuning_.timeout_seconds : 0));
     std::unique_lock<std::mutex> lock(mutex_);
     while (!ready()) {
-      throw_if_aborted();
+      if (on_abort == OnAbort::throw_aborted) throw_if_aborted();
       if (!timed) {
         cv_.wait(lock);
       } else if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && !ready()) {

@@ -1,5 +1,7 @@
 #include "team/worker_pool.hpp"
 
+#include <tlc/error.hpp>
+
 namespace tlc::detail {
 
 WorkerPool::WorkerPool(int workers, std::function<void(int)> on_start)
@@ -37,10 +39,21 @@ void WorkerPool::main(int index) {
         started = true;
       }
       (*body)(index);
+    } catch (const TeamAborted&) {
+      // A consequence of another thread's failure: reported only if nothing else is.
+      failed = true;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!first_error_) {
+        first_error_ = std::current_exception();
+        first_is_consequence_ = true;
+      }
     } catch (...) {
       failed = true;
       std::lock_guard<std::mutex> lock(mutex_);
-      if (!first_error_) first_error_ = std::current_exception();
+      if (!first_error_ || first_is_consequence_) {
+        first_error_ = std::current_exception();
+        first_is_consequence_ = false;
+      }
     }
     // Recorded before the others are woken, so the original exception is the one returned.
     if (failed) (*on_failure)(index);
@@ -57,6 +70,7 @@ std::exception_ptr WorkerPool::run(const std::function<void(int)>& body,
   {
     std::lock_guard<std::mutex> lock(mutex_);
     first_error_ = nullptr;
+    first_is_consequence_ = false;
     body_ = &body;
     on_failure_ = &on_failure;
     running_ = static_cast<int>(threads_.size());

@@ -21,8 +21,9 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   // Runs body(index) on every worker and waits for all of them. A body that throws has its
-  // exception recorded (the first one is returned) and then on_failure(index) called, so that
-  // the others can be woken while the original exception is the one reported.
+  // exception recorded (the first one is returned, preferring any exception to a TeamAborted,
+  // which is only ever a consequence of another failure) and then on_failure(index) called, so
+  // that the others can be woken while the original exception is the one reported.
   std::exception_ptr run(const std::function<void(int)>& body,
                          const std::function<void(int)>& on_failure);
 
@@ -39,6 +40,7 @@ class WorkerPool {
   const std::function<void(int)>* body_ = nullptr;
   const std::function<void(int)>* on_failure_ = nullptr;
   std::exception_ptr first_error_;
+  bool first_is_consequence_ = false;  // first_error_ is a TeamAborted
 };
 
 }  // namespace tlc::detail
