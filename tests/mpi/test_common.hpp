@@ -5,7 +5,13 @@
 
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -75,6 +81,30 @@ inline void expect_clean(const std::vector<Outcome>& outcomes, const std::string
     EXPECT_TRUE(outcomes[t].error.empty())
         << context << ", thread " << t << ": " << outcomes[t].error;
   }
+}
+
+// What body() writes to this process's stderr (file descriptor 2, so the library's fprintf too),
+// with the environment variable `name` set to `value` meanwhile.
+template <class Body>
+std::string stderr_of(const char* name, const char* value, Body&& body) {
+  char path[] = "/tmp/tlc_stderr_XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) throw std::runtime_error("mkstemp failed");
+  std::fflush(stderr);
+  const int saved = dup(STDERR_FILENO);
+  dup2(fd, STDERR_FILENO);
+  setenv(name, value, 1);
+  body();
+  unsetenv(name);
+  std::fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  close(fd);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(path);
+  return text.str();
 }
 
 }  // namespace tlc_test

@@ -202,14 +202,7 @@ TEST(Fallback, WithFallbackErrorTheyFailOnEveryThreadBeforeDataMoves) {
 // calls fall back.
 TEST(Fallback, VerboseSaysSoOnce) {
   if (world_size() != 1) GTEST_SKIP() << "checked on one process (stderr of this process)";
-  char path[] = "/tmp/tlc_fallback_XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  std::fflush(stderr);
-  const int saved = dup(STDERR_FILENO);
-  dup2(fd, STDERR_FILENO);
-  setenv("TLC_VERBOSE", "1", 1);
-  {
+  const std::string text = stderr_of("TLC_VERBOSE", "1", [] {
     tlc::TeamOptions o = test_options(2);
     o.algorithms[Collective::allreduce] = "flat:inline";
     tlc::Team team(MPI_COMM_WORLD, o);
@@ -217,21 +210,11 @@ TEST(Fallback, VerboseSaysSoOnce) {
       std::vector<double> v(100, 1.0);
       for (int k = 0; k < 3; ++k) me.allreduce(std::span<double>(v));
     });
-  }
-  unsetenv("TLC_VERBOSE");
-  std::fflush(stderr);
-  dup2(saved, STDERR_FILENO);
-  close(saved);
-  close(fd);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path);
+  });
   std::size_t lines = 0;
-  for (std::size_t at = 0; (at = text.str().find("cannot serve a call", at)) != std::string::npos;
-       ++at)
+  for (std::size_t at = 0; (at = text.find("cannot serve a call", at)) != std::string::npos; ++at)
     ++lines;
-  EXPECT_EQ(lines, 1u) << "stderr was:\n" << text.str();
+  EXPECT_EQ(lines, 1u) << "stderr was:\n" << text;
 }
 
 }  // namespace

@@ -124,45 +124,29 @@ TEST(Stats, EveryLaneThreadLeads) {
 
 // TLC_STATS=1: process 0 prints a row per process and collective when the team is destroyed.
 TEST(Stats, VariablePrintsEveryProcessAtDestruction) {
-  char path[] = "/tmp/tlc_stats_XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  std::fflush(stderr);
-  const int saved = dup(STDERR_FILENO);
-  dup2(fd, STDERR_FILENO);
-  setenv("TLC_STATS", "1", 1);
-  {
+  const std::string text = stderr_of("TLC_STATS", "1", [] {
     tlc::Team team(MPI_COMM_WORLD, test_options(2));
     team.run([](tlc::Thread& me) {
       std::vector<double> v(10, 1.0);
       for (int k = 0; k < 7; ++k) me.allreduce(std::span<double>(v));
       me.bcast(std::span<double>(v), 0);
     });
-  }
-  unsetenv("TLC_STATS");
-  std::fflush(stderr);
-  dup2(saved, STDERR_FILENO);
-  close(saved);
-  close(fd);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path);
+  });
   if (world_rank() != 0) {
-    EXPECT_EQ(text.str().find("tlc stats"), std::string::npos) << text.str();
+    EXPECT_EQ(text.find("tlc stats"), std::string::npos) << text;
     return;
   }
   std::size_t allreduce_rows = 0, bcast_rows = 0;
   std::string line;
-  for (std::istringstream lines(text.str()); std::getline(lines, line);) {
+  for (std::istringstream lines(text); std::getline(lines, line);) {
     std::istringstream fields(line);
     std::string process, collective, calls;
     fields >> process >> collective >> calls;
     if (collective == "allreduce" && calls == "7") ++allreduce_rows;
     if (collective == "bcast" && calls == "1") ++bcast_rows;
   }
-  EXPECT_EQ(allreduce_rows, static_cast<std::size_t>(world_size())) << text.str();
-  EXPECT_EQ(bcast_rows, static_cast<std::size_t>(world_size())) << text.str();
+  EXPECT_EQ(allreduce_rows, static_cast<std::size_t>(world_size())) << text;
+  EXPECT_EQ(bcast_rows, static_cast<std::size_t>(world_size())) << text;
 }
 
 }  // namespace
