@@ -33,6 +33,13 @@ template <class R>
 concept MutableElementRange =
     ElementRange<R> && !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<R>>>;
 
+// One value of an element type (not a buffer), and an op that combines two of them: the scalar
+// forms of the reductions.
+template <class T>
+concept Scalar = Element<T> && !std::ranges::range<T>;
+template <class Op, class T>
+concept OpOf = std::is_invocable_r_v<T, const Op&, const T&, const T&>;
+
 template <class Send, class Recv>
 concept SameElements = std::same_as<std::remove_cv_t<std::ranges::range_value_t<Send>>,
                                     std::ranges::range_value_t<Recv>>;
@@ -94,6 +101,34 @@ class Thread {
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) void allreduce(Buf&& buf, Op op = {}) {
     run(in_place_reduction(Collective::allreduce, buf_span(buf), -1, op));
+  }
+
+  // Scalar forms: one value in, one out (norms and dot products), e.g.
+  // `double sum = me.allreduce(x);`. reduce returns the result at the root and x elsewhere;
+  // exscan returns T{} at rank 0.
+  template <Scalar T, OpOf<T> Op = std::plus<>>
+  T allreduce(const T& x, Op op = {}) {
+    T v = x;
+    run(in_place_reduction(Collective::allreduce, std::span<T>(&v, 1), -1, op));
+    return v;
+  }
+  template <Scalar T, OpOf<T> Op = std::plus<>>
+  T reduce(const T& x, int root, Op op = {}) {
+    T v = x;
+    run(in_place_reduction(Collective::reduce, std::span<T>(&v, 1), root, op));
+    return v;
+  }
+  template <Scalar T, OpOf<T> Op = std::plus<>>
+  T scan(const T& x, Op op = {}) {
+    T v = x;
+    run(in_place_reduction(Collective::scan, std::span<T>(&v, 1), -1, op));
+    return v;
+  }
+  template <Scalar T, OpOf<T> Op = std::plus<>>
+  T exscan(const T& x, Op op = {}) {
+    T v = x;
+    run(in_place_reduction(Collective::exscan, std::span<T>(&v, 1), -1, op));
+    return rank_ == 0 ? T{} : v;
   }
 
   // recv = the send buffers of all ranks in rank order; recv.size() == size() * send.size().
@@ -328,5 +363,11 @@ class Thread {
   bool attached_ = false;
   int uncaught_at_attach_ = 0;
 };
+
+// The participant the calling OS thread runs as (inside Team::run) or has attached
+// (Team::attach, until that Thread is destroyed), or nullptr: for library code deep in an
+// application (a dot product with no context argument) that must reach the team. A Thread moved
+// to another OS thread is not that thread's current participant.
+Thread* current_thread() noexcept;
 
 }  // namespace tlc

@@ -8,6 +8,12 @@
 
 namespace tlc {
 
+namespace {
+thread_local Thread* current = nullptr;
+}  // namespace
+
+Thread* current_thread() noexcept { return current; }
+
 Thread::Thread(detail::TeamImpl* team, int local_index, bool attached)
     : team_(team),
       alive_(team->alive_token()),
@@ -18,7 +24,9 @@ Thread::Thread(detail::TeamImpl* team, int local_index, bool attached)
       process_(team->process()),
       processes_(team->processes()),
       attached_(attached),
-      uncaught_at_attach_(std::uncaught_exceptions()) {}
+      uncaught_at_attach_(std::uncaught_exceptions()) {
+  current = this;
+}
 
 Thread::Thread(Thread&& other) noexcept
     : team_(other.team_),
@@ -33,6 +41,7 @@ Thread::Thread(Thread&& other) noexcept
       uncaught_at_attach_(other.uncaught_at_attach_) {
   other.team_ = nullptr;
   other.attached_ = false;
+  if (current == &other) current = this;
 }
 
 Thread& Thread::operator=(Thread&& other) noexcept {
@@ -50,11 +59,15 @@ Thread& Thread::operator=(Thread&& other) noexcept {
     uncaught_at_attach_ = other.uncaught_at_attach_;
     other.team_ = nullptr;
     other.attached_ = false;
+    if (current == &other) current = this;
   }
   return *this;
 }
 
-Thread::~Thread() { release(); }
+Thread::~Thread() {
+  release();
+  if (current == this) current = nullptr;
+}
 
 // Gives an attached slot back, unless the team is already gone (then there is nothing to give
 // back to).
