@@ -354,6 +354,9 @@ class Thread {
   // False once the team is destroyed; shared with the team, so that a Thread that outlives its
   // team (a misuse) gets an error instead of touching freed memory.
   std::shared_ptr<const std::atomic<bool>> alive_;
+  // Where this participant's Thread object lives now (moves update it, destruction clears it),
+  // shared with the OS thread that created it, for current_thread().
+  std::shared_ptr<std::atomic<Thread*>> self_;
   int local_ = 0;
   int rank_ = 0;
   int size_ = 0;
@@ -365,9 +368,10 @@ class Thread {
 };
 
 // The participant the calling OS thread runs as (inside Team::run) or has attached
-// (Team::attach, until that Thread is destroyed), or nullptr: for library code deep in an
-// application (a dot product with no context argument) that must reach the team. A Thread moved
-// to another OS thread is not that thread's current participant.
+// (Team::attach), wherever its Thread object has been moved since, or nullptr (none, or that
+// Thread has been destroyed): for library code deep in an application (a dot product with no
+// context argument) that must reach the team. A Thread handed to another OS thread stays the
+// current participant of the thread that attached it.
 Thread* current_thread() noexcept;
 
 }  // namespace tlc

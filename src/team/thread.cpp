@@ -9,10 +9,13 @@
 namespace tlc {
 
 namespace {
-thread_local Thread* current = nullptr;
+// The Thread this OS thread attached or runs as, through its self_ cell.
+thread_local std::shared_ptr<std::atomic<Thread*>> current;
 }  // namespace
 
-Thread* current_thread() noexcept { return current; }
+Thread* current_thread() noexcept {
+  return current ? current->load(std::memory_order_acquire) : nullptr;
+}
 
 Thread::Thread(detail::TeamImpl* team, int local_index, bool attached)
     : team_(team),
@@ -24,8 +27,9 @@ Thread::Thread(detail::TeamImpl* team, int local_index, bool attached)
       process_(team->process()),
       processes_(team->processes()),
       attached_(attached),
-      uncaught_at_attach_(std::uncaught_exceptions()) {
-  current = this;
+      uncaught_at_attach_(std::uncaught_exceptions()),
+      self_(std::make_shared<std::atomic<Thread*>>(this)) {
+  current = self_;
 }
 
 Thread::Thread(Thread&& other) noexcept
@@ -38,15 +42,17 @@ Thread::Thread(Thread&& other) noexcept
       process_(other.process_),
       processes_(other.processes_),
       attached_(other.attached_),
-      uncaught_at_attach_(other.uncaught_at_attach_) {
+      uncaught_at_attach_(other.uncaught_at_attach_),
+      self_(std::move(other.self_)) {
   other.team_ = nullptr;
   other.attached_ = false;
-  if (current == &other) current = this;
+  if (self_) self_->store(this, std::memory_order_release);
 }
 
 Thread& Thread::operator=(Thread&& other) noexcept {
   if (this != &other) {
     release();
+    if (self_) self_->store(nullptr, std::memory_order_release);  // this participant is gone
     team_ = other.team_;
     alive_ = std::move(other.alive_);
     local_ = other.local_;
@@ -57,16 +63,17 @@ Thread& Thread::operator=(Thread&& other) noexcept {
     processes_ = other.processes_;
     attached_ = other.attached_;
     uncaught_at_attach_ = other.uncaught_at_attach_;
+    self_ = std::move(other.self_);
     other.team_ = nullptr;
     other.attached_ = false;
-    if (current == &other) current = this;
+    if (self_) self_->store(this, std::memory_order_release);
   }
   return *this;
 }
 
 Thread::~Thread() {
   release();
-  if (current == this) current = nullptr;
+  if (self_) self_->store(nullptr, std::memory_order_release);
 }
 
 // Gives an attached slot back, unless the team is already gone (then there is nothing to give

@@ -1,5 +1,6 @@
 // The scalar forms of the reductions (one value in, one out) and tlc::current_thread(), checked
 // against sequential references on uneven teams (threads per process 1, 2, 3, ...).
+#include <optional>
 #include <thread>
 
 #include "mpi/test_common.hpp"
@@ -80,6 +81,24 @@ TEST(Scalar, CurrentThreadFollowsAttachAndEndsWithIt) {
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(seen, (std::vector<int>{0, 1}));
+  EXPECT_EQ(tlc::current_thread(), nullptr);
+}
+
+// The current participant is the Thread wherever it has been moved (into an optional, say), and
+// none once that Thread is destroyed, also when it was destroyed on another OS thread.
+TEST(Scalar, CurrentThreadFollowsMovesAndEndsWithTheThread) {
+  tlc::Team team(MPI_COMM_WORLD, test_options(1));
+  {
+    std::optional<tlc::Thread> me;
+    me.emplace(team.attach(0));
+    EXPECT_EQ(tlc::current_thread(), &*me);
+    tlc::Thread moved = std::move(*me);
+    EXPECT_EQ(tlc::current_thread(), &moved);
+  }
+  EXPECT_EQ(tlc::current_thread(), nullptr);
+  tlc::Thread first = team.attach(0);
+  std::thread other([me = std::move(first)]() mutable { me.barrier(); });
+  other.join();
   EXPECT_EQ(tlc::current_thread(), nullptr);
 }
 
