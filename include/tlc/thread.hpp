@@ -108,26 +108,19 @@ class Thread {
   // exscan returns T{} at rank 0.
   template <Scalar T, OpOf<T> Op = std::plus<>>
   T allreduce(const T& x, Op op = {}) {
-    T v = x;
-    run(in_place_reduction(Collective::allreduce, std::span<T>(&v, 1), -1, op));
-    return v;
+    return one_value(Collective::allreduce, x, -1, op);
   }
   template <Scalar T, OpOf<T> Op = std::plus<>>
   T reduce(const T& x, int root, Op op = {}) {
-    T v = x;
-    run(in_place_reduction(Collective::reduce, std::span<T>(&v, 1), root, op));
-    return v;
+    return one_value(Collective::reduce, x, root, op);
   }
   template <Scalar T, OpOf<T> Op = std::plus<>>
   T scan(const T& x, Op op = {}) {
-    T v = x;
-    run(in_place_reduction(Collective::scan, std::span<T>(&v, 1), -1, op));
-    return v;
+    return one_value(Collective::scan, x, -1, op);
   }
   template <Scalar T, OpOf<T> Op = std::plus<>>
   T exscan(const T& x, Op op = {}) {
-    T v = x;
-    run(in_place_reduction(Collective::exscan, std::span<T>(&v, 1), -1, op));
+    const T v = one_value(Collective::exscan, x, -1, op);
     return rank_ == 0 ? T{} : v;
   }
 
@@ -337,6 +330,13 @@ class Thread {
     auto call = movement(collective, send, recv, root);
     detail::set_op<T>(call, op);
     return call;
+  }
+  // The scalar forms: x in, the collective's result for this rank out.
+  template <class T, class Op>
+  T one_value(Collective collective, const T& x, int root, const Op& op) {
+    T v = x;
+    run(in_place_reduction(collective, std::span<T>(&v, 1), root, op));
+    return v;
   }
   template <class T, class Op>
   static detail::Call in_place_reduction(Collective collective, std::span<T> buf, int root,
