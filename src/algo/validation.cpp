@@ -4,7 +4,6 @@
 // of all threads show (user op objects, v-variant counts against the sizes the ranks pass).
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -120,8 +119,7 @@ class Checker {
         contribute(c_.send, c_.send_count);
         return separate(c_.send_count, c_.recv_count);
       case Collective::allgatherv:
-        if (auto p = layout("recv", c_.recv_counts(), c_.recv_displs(), c_.recv_count); !p.empty())
-          return p;
+        if (auto p = layout(Side::recv); !p.empty()) return p;
         if (c_.in_place) {
           const std::size_t mine = c_.recv_counts()[rank_];
           contribute(static_cast<const std::byte*>(c_.recv) + c_.recv_displs()[rank_] * e, mine);
@@ -134,9 +132,7 @@ class Checker {
         return separate(c_.send_count, c_.recv_count);
       case Collective::gatherv:
         if (root) {
-          if (auto p = layout("recv", c_.recv_counts(), c_.recv_displs(), c_.recv_count);
-              !p.empty())
-            return p;
+          if (auto p = layout(Side::recv); !p.empty()) return p;
           if (c_.in_place) {
             contribute(static_cast<const std::byte*>(c_.recv) + c_.recv_displs()[rank_] * e,
                        c_.recv_counts()[rank_]);
@@ -150,15 +146,12 @@ class Checker {
       case Collective::scatterv:
         if (c_.in_place && !root) return "the in_place form of scatterv is for the root only";
         if (!root) return {};
-        if (auto p = layout("send", c_.send_counts(), c_.send_displs(), c_.send_count); !p.empty())
-          return p;
+        if (auto p = layout(Side::send); !p.empty()) return p;
         contribute(c_.send, c_.send_count);
         return c_.in_place ? "" : separate(c_.send_count, c_.recv_count);
       case Collective::alltoallv:
-        if (auto p = layout("send", c_.send_counts(), c_.send_displs(), c_.send_count); !p.empty())
-          return p;
-        if (auto p = layout("recv", c_.recv_counts(), c_.recv_displs(), c_.recv_count); !p.empty())
-          return p;
+        if (auto p = layout(Side::send); !p.empty()) return p;
+        if (auto p = layout(Side::recv); !p.empty()) return p;
         contribute(c_.send, c_.send_count);
         return separate(c_.send_count, c_.recv_count);
     }
@@ -199,8 +192,16 @@ class Checker {
       return "send and receive buffers overlap (use the in-place form)";
     return {};
   }
-  std::string layout(const char* which, std::span<const std::size_t> counts,
-                     std::span<const std::size_t> displs, std::size_t buffer) const {
+  // A v-variant's layout of one side: a block per rank, each inside the buffer; receive blocks,
+  // which are written, also disjoint (as in MPI: two writers of one element would leave
+  // whichever came last). Send blocks, only read, may overlap.
+  enum class Side { send, recv };
+  std::string layout(Side side) const {
+    const bool recv = side == Side::recv;
+    const char* which = recv ? "recv" : "send";
+    const std::span<const std::size_t> counts = recv ? c_.recv_counts() : c_.send_counts();
+    const std::span<const std::size_t> displs = recv ? c_.recv_displs() : c_.send_displs();
+    const std::size_t buffer = recv ? c_.recv_count : c_.send_count;
     const auto U = static_cast<std::size_t>(size_);
     if (counts.size() != U || displs.size() != U)
       return std::string(which) + " counts and displacements must have one entry per rank (" +
@@ -211,10 +212,7 @@ class Checker {
         return std::string(which) + " block of rank " + std::to_string(r) + " (" +
                std::to_string(counts[r]) + " elements at " + std::to_string(displs[r]) +
                ") lies outside the " + which + " buffer of " + n(buffer);
-    // Blocks that are written must not overlap (as in MPI): two writers of one element would
-    // leave whichever came last. Blocks that are only read (send) may.
-    if (std::strcmp(which, "recv") == 0) return overlapping_blocks(counts, displs);
-    return {};
+    return recv ? overlapping_blocks(counts, displs) : std::string();
   }
   static std::string overlapping_blocks(std::span<const std::size_t> counts,
                                         std::span<const std::size_t> displs) {

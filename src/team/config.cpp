@@ -135,7 +135,7 @@ Config Config::read(const TeamOptions& o) {
   c.pipeline_chunk_asked = pipeline_chunk(o);
   const std::optional<bool> stats_variable = env_switch("TLC_STATS");
   c.stats = o.stats.value_or(stats_variable.value_or(false));
-  c.stats_report = stats_variable.value_or(false);
+  c.stats_report = c.stats && stats_variable.value_or(false);
   for (std::size_t i = 0; i < collective_count; ++i) {
     const auto collective = static_cast<Collective>(i);
     const std::string name = algo_variable(collective);

@@ -124,7 +124,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads_));
   planner_ = Planner(shape(), config.plan);
   stats_enabled_ = config.stats;
-  stats_report_ = config.stats && config.stats_report;
+  stats_report_ = config.stats_report;
   if (serialized && comm_->rank() == 0)
     std::fprintf(stderr,
                  "tlc: MPI provides MPI_THREAD_SERIALIZED only; tlc serialises its MPI calls\n");
