@@ -20,6 +20,7 @@ Thread* current_thread() noexcept {
 Thread::Thread(detail::TeamImpl* team, int local_index, bool attached)
     : team_(team),
       alive_(team->alive_token()),
+      self_(std::make_shared<std::atomic<Thread*>>(this)),
       local_(local_index),
       rank_(team->global_rank(local_index)),
       size_(team->size()),
@@ -27,14 +28,14 @@ Thread::Thread(detail::TeamImpl* team, int local_index, bool attached)
       process_(team->process()),
       processes_(team->processes()),
       attached_(attached),
-      uncaught_at_attach_(std::uncaught_exceptions()),
-      self_(std::make_shared<std::atomic<Thread*>>(this)) {
+      uncaught_at_attach_(std::uncaught_exceptions()) {
   current = self_;
 }
 
 Thread::Thread(Thread&& other) noexcept
     : team_(other.team_),
       alive_(std::move(other.alive_)),
+      self_(std::move(other.self_)),
       local_(other.local_),
       rank_(other.rank_),
       size_(other.size_),
@@ -42,8 +43,7 @@ Thread::Thread(Thread&& other) noexcept
       process_(other.process_),
       processes_(other.processes_),
       attached_(other.attached_),
-      uncaught_at_attach_(other.uncaught_at_attach_),
-      self_(std::move(other.self_)) {
+      uncaught_at_attach_(other.uncaught_at_attach_) {
   other.team_ = nullptr;
   other.attached_ = false;
   if (self_) self_->store(this, std::memory_order_release);
