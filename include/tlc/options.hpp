@@ -1,6 +1,6 @@
 // Team construction options. Every field has a sensible default; environment variables fill in
 // what the program leaves unset (TLC_THREADS, TLC_LANES, TLC_PIN, TLC_TIMEOUT, TLC_PIPELINE_CHUNK,
-// TLC_ALGO_*, TLC_FALLBACK, TLC_STATS; read in src/team/config.cpp).
+// TLC_ALGO_*, TLC_FALLBACK, TLC_LEADERS, TLC_STATS; read in src/team/config.cpp).
 #pragma once
 
 #include <cstddef>
@@ -63,6 +63,12 @@ struct TeamOptions {
   // that call (said once per collective on stderr with TLC_VERBOSE=1), "error" makes the call
   // fail with tlc::Error on every thread. "": TLC_FALLBACK, else "plan".
   std::string fallback;
+  // Who leads bcast and reduce: "static" (thread 0, or the lane threads) or "dynamic" (the
+  // thread elected by its arrival: the first to arrive in a process receives a bcast, the last
+  // to arrive combines a reduce, and threads that need nothing from later ones leave at once;
+  // docs/imbalance.md). Dynamic pays when the threads arrive unevenly and costs with even
+  // arrivals. A forced algorithm (algorithms, TLC_ALGO_*) wins. "": TLC_LEADERS, else "static".
+  std::string leaders;
   // Arrival telemetry (include/tlc/stats.hpp, Team::stats()): unset: TLC_STATS, else off. With
   // TLC_STATS=1, process 0 also prints every process's table on stderr when the team is
   // destroyed.

@@ -19,6 +19,8 @@ const char* to_string(Leader l) noexcept {
       return "thread 0 (static)";
     case Leader::lane_threads:
       return "each lane's thread (static)";
+    case Leader::arrival:
+      return "the first (bcast) or last (reduce) thread to arrive in each process";
     case Leader::none:
       return "none (one process)";
   }
@@ -70,7 +72,9 @@ Planner::Planner(const TeamShape& shape, const PlanSettings& settings)
       const auto collective = static_cast<Collective>(c);
       if (!traits_of(collective).inline_capable) continue;
       const std::optional<Override>& o = settings_.forced[c];
-      const bool inline_ok = !o || collective == Collective::barrier ||
+      const bool by_arrival = !o && settings_.arrival_leaders &&
+                              find_algorithm(collective, Algorithm::dynamic) != nullptr;
+      const bool inline_ok = (!o && !by_arrival) || collective == Collective::barrier ||
                              (o->algorithm == Algorithm::flat &&
                               o->form.value_or(Form::inline_line) == Form::inline_line);
       if (inline_ok) inline_collectives_ |= 1u << c;
@@ -97,7 +101,7 @@ bool Planner::can_serve(const PlanQuery& q, Algorithm a, const char*& why) const
     return false;
   }
   if (shape_.processes == 1) {
-    if (!info->single_process && a != Algorithm::hierarchical) {
+    if (!info->single_process && a != Algorithm::hierarchical && a != Algorithm::dynamic) {
       why = "it runs between processes and this team is one process";
       return false;
     }
@@ -191,6 +195,12 @@ std::optional<Plan> Planner::in_form(const PlanQuery& q, Algorithm a, std::optio
   const Collective c = q.collective;
   Plan p;
   p.algorithm = a;
+  if (a == Algorithm::dynamic) {  // one form: its own protocol, on the process communicator
+    p.form = Form::staged;
+    p.leader = Leader::arrival;
+    p.one_thread_everywhere = shape_.equal_processes && shape_.threads == 1;
+    return p;  // f can only be staged: the registry gives it no other form
+  }
   if (shape_.processes == 1) {
     p.leader = Leader::none;
     p.lanes = 0;
@@ -257,6 +267,8 @@ Plan Planner::automatic(const PlanQuery& q) const {
   const Collective c = q.collective;
   const CollectiveTraits& t = traits_of(c);
   const char* unused = nullptr;
+  if (settings_.arrival_leaders && find_algorithm(c, Algorithm::dynamic))
+    return *in_form(q, Algorithm::dynamic, std::nullopt, unused);
   if (shape_.processes == 1) {
     const std::size_t bytes =
         q.count * q.element_size *

@@ -28,9 +28,9 @@
 
 namespace tlc::detail {
 
-// Who performs the inter-process step. Static for now: thread 0 on the process communicator, or
-// each lane's thread on its lane.
-enum class Leader : std::uint8_t { first_thread, lane_threads, none };
+// Who performs the inter-process step: statically thread 0 on the process communicator or each
+// lane's thread on its lane, or the thread elected by its arrival (algo/arrival.cpp).
+enum class Leader : std::uint8_t { first_thread, lane_threads, arrival, none };
 const char* to_string(Leader l) noexcept;
 
 struct Plan {
@@ -62,6 +62,9 @@ struct PlanSettings {
   std::array<std::optional<Override>, collective_count> forced{};
   bool fallback_error = false;  // TLC_FALLBACK=error: a forced choice that cannot serve throws
   bool verbose = false;         // TLC_VERBOSE=1: say once per collective when a force falls back
+  // TLC_LEADERS=dynamic: the application's threads arrive unevenly, so collectives that have an
+  // algorithm led by arrival (bcast, reduce) take it unless one is forced.
+  bool arrival_leaders = false;
   CostParameters costs{};
   std::size_t pipeline_chunk_bytes = std::size_t{1} << 20;
   // Whether bcast and the movers pipeline by default (no node oversubscribed, or a chunk size

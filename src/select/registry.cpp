@@ -23,6 +23,14 @@ constexpr const char* full_lane_summary =
     "as hierarchical, but the staging buffer is cut into L parts and lane thread l runs the MPI "
     "collective on part l over lane l, all lanes at once";
 
+constexpr const char* dynamic_bcast_summary =
+    "led by arrival: the root copies its data aside and returns at once; in each process the "
+    "first thread to arrive runs the MPI step, every thread copies out as soon as the data is "
+    "there";
+constexpr const char* dynamic_reduce_summary =
+    "led by arrival: non-root threads copy their contribution aside and return at once; the "
+    "last thread to arrive in a process combines (the waiting root helps) and runs the MPI step";
+
 constexpr std::uint8_t bit(Form f) {
   return static_cast<std::uint8_t>(1u << static_cast<unsigned>(f));
 }
@@ -72,7 +80,9 @@ constexpr AlgorithmInfo registry[] = {
     entry(Collective::barrier, "flat", Algorithm::flat, true,
           "single process: the begin step (one cache line per thread) is the whole barrier"),
     TLC_DATA_COLLECTIVE(bcast),
+    entry(Collective::bcast, "dynamic", Algorithm::dynamic, false, dynamic_bcast_summary),
     TLC_DATA_COLLECTIVE(reduce),
+    entry(Collective::reduce, "dynamic", Algorithm::dynamic, false, dynamic_reduce_summary),
     entry(Collective::reduce, "two_level", Algorithm::two_level, true, two_level_summary),
     TLC_DATA_COLLECTIVE(allreduce),
     entry(Collective::allreduce, "two_level", Algorithm::two_level, true, two_level_summary),

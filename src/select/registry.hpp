@@ -19,6 +19,9 @@ enum class Algorithm : std::uint8_t {
   sliced,        // large messages: publish-and-slice, every thread shares all copying
   two_level,     // reductions over several NUMA domains: reduce per domain, then across
   full_lane,     // as hierarchical, the MPI collective split over L lanes driven concurrently
+  // Led by arrival (Parsons [Parsons] ch. 3): threads do not wait for each other; the thread
+  // that arrives first (bcast) or last (reduce) in a process runs the inter-process step.
+  dynamic,
   // Multi-sender: tlc's own point-to-point algorithm between processes, one instance per lane
   // on a disjoint part of the data.
   ring,                // allgather(v)

@@ -108,6 +108,22 @@ bool fallback_error(const std::string& option) {
               "tlc: " + origin + "='" + value + "' (expected 'plan' or 'error')");
 }
 
+// Whether leaders are elected by arrival (TeamOptions::leaders, else TLC_LEADERS).
+bool arrival_leaders(const std::string& option) {
+  std::string origin = "TeamOptions::leaders";
+  std::string value = option;
+  if (value.empty()) {
+    const char* text = variable("TLC_LEADERS");
+    if (!text) return false;
+    value = text;
+    origin = "TLC_LEADERS";
+  }
+  if (value == "static") return false;
+  if (value == "dynamic") return true;
+  throw Error(Errc::invalid_argument,
+              "tlc: " + origin + "='" + value + "' (expected 'static' or 'dynamic')");
+}
+
 CostParameters cost_parameters() {
   CostParameters p;
   p.alpha = env_positive("TLC_COST_ALPHA_US", p.alpha * 1e6) * 1e-6;
@@ -148,6 +164,7 @@ Config Config::read(const TeamOptions& o) {
         collective, name, std::string("TeamOptions::algorithms[") + to_string(collective) + "]");
   c.plan.fallback_error = fallback_error(o.fallback);
   c.plan.verbose = env_switch("TLC_VERBOSE").value_or(false);
+  c.plan.arrival_leaders = arrival_leaders(o.leaders);
   c.plan.costs = cost_parameters();
   return c;
 }

@@ -77,6 +77,7 @@ void TeamImpl::wait_all_begun(std::uint64_t k) {
 TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d, bool carry) {
   waiter_.throw_if_aborted();
   ThreadSlot& s = slot(me);
+  await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
   const int parity = static_cast<int>(k & 1);
   // The slot of this parity was last read during call k-2, and every reader finished that
@@ -95,6 +96,7 @@ TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d, bool carry) {
 void TeamImpl::fail_inline(int me, const CallFingerprint& f, const std::string& why) {
   waiter_.throw_if_aborted();
   ThreadSlot& s = slot(me);
+  await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
   const int parity = static_cast<int>(k & 1);
   s.begun[parity].fingerprint = f;
@@ -104,50 +106,93 @@ void TeamImpl::fail_inline(int me, const CallFingerprint& f, const std::string& 
               std::string("tlc ") + to_string(static_cast<Collective>(f.collective)) + ": " + why);
 }
 
+int TeamImpl::begin_arrival_call(int me, CallDescriptor d) {
+  waiter_.throw_if_aborted();
+  ThreadSlot& s = slot(me);
+  await_arrival_call(s);
+  const std::uint64_t k = ++s.calls;
+  ++s.arrival_calls;
+  s.last_arrival_call = k;
+  const int parity = static_cast<int>(k & 1);
+  // Both were last read in call k-2 or earlier, which is complete: a call led by arrival waits
+  // for the previous one, and a static call's readers finish before its next call begins.
+  s.begun[parity].fingerprint = fingerprint_of(d.call, d.count, !d.invalid.empty());
+  s.published[parity] = std::move(d);
+  s.begun[parity].call.store(k, std::memory_order_release);
+  return parity;
+}
+
+void TeamImpl::wait_arrival_call_complete(std::uint64_t m) {
+  const std::uint64_t everybody = m * static_cast<std::uint64_t>(threads_);
+  waiter_.wait(
+      [&] { return arrival_.departures.load(std::memory_order_acquire) >= everybody || aborted(); },
+      [&] { return std::string("threads of the previous call led by arrival"); });
+  waiter_.throw_if_aborted();
+}
+
+namespace {
+
+std::string collective_of(const CallFingerprint& x) {
+  return to_string(static_cast<Collective>(x.collective));
+}
+
+// What differs between thread ref's fingerprint a and thread t's fingerprint f.
+std::string difference(const std::string& ref_who, const CallFingerprint& a,
+                       const std::string& t_who, const CallFingerprint& f) {
+  std::ostringstream what;
+  if (f.collective != a.collective) {
+    what << ref_who << " called " << collective_of(a) << " but " << t_who << " called "
+         << collective_of(f);
+  } else if (f.count != a.count) {
+    what << ref_who << " passed " << a.count << " elements per rank but " << t_who << " passed "
+         << f.count;
+  } else if (f.type_class != a.type_class || f.type_size != a.type_size ||
+             f.type_alignment != a.type_alignment) {
+    what << ref_who << " passed " << a.type_size << "-byte "
+         << to_string(static_cast<TypeClass>(a.type_class)) << " elements but " << t_who
+         << " passed " << f.type_size << "-byte "
+         << to_string(static_cast<TypeClass>(f.type_class));
+  } else if (f.op != a.op) {
+    what << ref_who << " passed op " << to_string(static_cast<BuiltinOp>(a.op)) << " but " << t_who
+         << " passed a different op (" << to_string(static_cast<BuiltinOp>(f.op)) << ")";
+  } else {
+    what << ref_who << " passed root " << a.root << " but " << t_who << " passed root " << f.root;
+  }
+  return what.str();
+}
+
+}  // namespace
+
+void TeamImpl::check_agreement(int parity, int t, int ref) const {
+  for (int i : {ref, t})
+    if (fingerprint(i, parity).invalid)
+      throw Error(Errc::invalid_argument,
+                  std::string("tlc ") + collective_of(fingerprint(i, parity)) + ": " + who(i) +
+                      ": " + slots_[static_cast<std::size_t>(i)].published[parity].invalid);
+  const CallFingerprint& a = fingerprint(ref, parity);
+  const CallFingerprint& f = fingerprint(t, parity);
+  if (a == f) return;
+  throw Error(Errc::mismatch,
+              std::string("tlc ") + collective_of(a) + ": " + difference(who(ref), a, who(t), f));
+}
+
 // Wrong arguments first (the lowest such thread's own verdict), then disagreement: the same
 // order as the descriptor checks of algo/validation.cpp, so both forms throw the same error.
 void TeamImpl::check_fingerprints(int parity) const {
-  auto at = [&](int i) -> const CallFingerprint& {
-    return slots_[static_cast<std::size_t>(i)].begun[parity].fingerprint;
-  };
+  auto at = [&](int i) -> const CallFingerprint& { return fingerprint(i, parity); };
   const CallFingerprint& first = at(0);
   int differs = 0;
   for (int i = 0; i < threads_; ++i) {
     if (at(i).invalid) {
       const CallDescriptor& d = slots_[static_cast<std::size_t>(i)].published[parity];
-      throw Error(Errc::invalid_argument, std::string("tlc ") +
-                                              to_string(static_cast<Collective>(at(i).collective)) +
-                                              ": " + who(i) + ": " + d.invalid);
+      throw Error(Errc::invalid_argument,
+                  std::string("tlc ") + collective_of(at(i)) + ": " + who(i) + ": " + d.invalid);
     }
     if (!differs && !(at(i) == first)) differs = i;
   }
   if (!differs) return;
-  const CallFingerprint& f = at(differs);
-  const auto collective = [](const CallFingerprint& x) {
-    return to_string(static_cast<Collective>(x.collective));
-  };
-  std::ostringstream what;
-  if (f.collective != first.collective) {
-    what << who(0) << " called " << collective(first) << " but " << who(differs) << " called "
-         << collective(f);
-  } else if (f.count != first.count) {
-    what << who(0) << " passed " << first.count << " elements per rank but " << who(differs)
-         << " passed " << f.count;
-  } else if (f.type_class != first.type_class || f.type_size != first.type_size ||
-             f.type_alignment != first.type_alignment) {
-    what << who(0) << " passed " << first.type_size << "-byte "
-         << to_string(static_cast<TypeClass>(first.type_class)) << " elements but " << who(differs)
-         << " passed " << f.type_size << "-byte "
-         << to_string(static_cast<TypeClass>(f.type_class));
-  } else if (f.op != first.op) {
-    what << who(0) << " passed op " << to_string(static_cast<BuiltinOp>(first.op)) << " but "
-         << who(differs) << " passed a different op (" << to_string(static_cast<BuiltinOp>(f.op))
-         << ")";
-  } else {
-    what << who(0) << " passed root " << first.root << " but " << who(differs) << " passed root "
-         << f.root;
-  }
-  throw Error(Errc::mismatch, std::string("tlc ") + collective(first) + ": " + what.str());
+  throw Error(Errc::mismatch, std::string("tlc ") + collective_of(first) + ": " +
+                                  difference(who(0), first, who(differs), at(differs)));
 }
 
 void TeamImpl::grow_staging(int me, std::size_t bytes) {

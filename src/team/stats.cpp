@@ -45,6 +45,14 @@ void TeamImpl::stats_exit(int me, Collective c) noexcept {
   const std::int64_t exit = now_ns();
   ThreadSlot& s = slot(me);
   const int parity = static_cast<int>(s.calls & 1);
+  StatsCounters& k = s.counters[static_cast<std::size_t>(c)];
+  add(k.calls, 1);
+  add(k.in_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, exit - s.arrival_ns[parity])));
+  if (s.led) add(k.led, 1);
+  // A call led by arrival may be left before the others arrive: then this thread spent no time
+  // after the last arrival, was not last, and cannot see the spread of the arrivals.
+  for (int t = 0; t < threads_; ++t)
+    if (slot(t).begun[parity].call.load(std::memory_order_acquire) < s.calls) return;
   std::int64_t first = std::numeric_limits<std::int64_t>::max();
   std::int64_t last = std::numeric_limits<std::int64_t>::min();
   int last_thread = 0;
@@ -58,13 +66,10 @@ void TeamImpl::stats_exit(int me, Collective c) noexcept {
     }
     sum += static_cast<double>(a);
   }
-  StatsCounters& k = s.counters[static_cast<std::size_t>(c)];
-  add(k.calls, 1);
-  add(k.in_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, exit - s.arrival_ns[parity])));
   add(k.after_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, exit - last)));
-  if (s.led) add(k.led, 1);
   if (last_thread == me) add(k.last, 1);
   if (me != 0) return;
+  add(k.measured, 1);
   const double mean = sum / threads_;
   double delta = 0;
   for (int t = 0; t < threads_; ++t)
@@ -89,8 +94,9 @@ TeamStats TeamImpl::stats() const {
     CollectiveStats k;
     k.collective = static_cast<Collective>(c);
     k.calls = calls;
-    k.mean_imbalance_us = 1e-3 * static_cast<double>(read(lead.delta_ns)) / calls;
-    k.mean_worst_imbalance_us = 1e-3 * static_cast<double>(read(lead.omega_ns)) / calls;
+    const double measured = static_cast<double>(std::max<std::uint64_t>(1, read(lead.measured)));
+    k.mean_imbalance_us = 1e-3 * static_cast<double>(read(lead.delta_ns)) / measured;
+    k.mean_worst_imbalance_us = 1e-3 * static_cast<double>(read(lead.omega_ns)) / measured;
     k.max_worst_imbalance_us = 1e-3 * static_cast<double>(read(lead.omega_max_ns));
     std::uint64_t thread_calls = 0, in_ns = 0, after_ns = 0;
     k.led.resize(T);

@@ -150,10 +150,33 @@ struct StatsCounters {
   std::atomic<std::uint64_t> after_ns{0};  // sum of exit - last arrival in the process
   std::atomic<std::uint64_t> led{0};       // calls in which this thread ran an inter-process step
   std::atomic<std::uint64_t> last{0};      // calls in which this thread arrived last
-  // Local thread 0 only, once per call for the whole process:
+  // Local thread 0 only, once per call for the whole process, in the calls it left after every
+  // thread had arrived (all calls, except those led by arrival that it left early):
+  std::atomic<std::uint64_t> measured{0};      // such calls
   std::atomic<std::uint64_t> delta_ns{0};      // sum of mean |a_i - mean a|
   std::atomic<std::uint64_t> omega_ns{0};      // sum of max a - min a
   std::atomic<std::uint64_t> omega_max_ns{0};  // largest max a - min a
+};
+
+// A thread's private copy of what it contributes to a call it leaves before the others arrive
+// (algo/arrival.cpp): grown by its owner only, read by others until the call is complete.
+class DepositBuffer {
+ public:
+  std::byte* reserve(std::size_t bytes) {
+    if (bytes > capacity_) {
+      data_.reset(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64})));
+      capacity_ = bytes;
+    }
+    return data_.get();
+  }
+  std::byte* data() const noexcept { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<std::byte[], Free> data_;
+  std::size_t capacity_ = 0;
 };
 
 struct alignas(cache_line_size) ThreadSlot {
@@ -164,10 +187,18 @@ struct alignas(cache_line_size) ThreadSlot {
   // Progress flags of pipelined algorithms (chunks produced / sent / consumed), each written by
   // the owning thread only and counting chunks over the team's lifetime.
   Flag posted[3];
+  // Calls led by arrival (algo/arrival.cpp): the number of the last such call whose contribution
+  // this thread has copied into `deposit`, and the copy.
+  Flag deposited;
+  DepositBuffer deposit;
   // Private to the thread currently holding the slot:
-  std::uint64_t step = 0;         // synchronisation steps inside calls taken
-  std::uint64_t chunks = 0;       // chunks of pipelined calls (the base of the posted values)
-  std::uint64_t calls = 0;        // collectives entered (begin steps taken)
+  std::uint64_t step = 0;    // synchronisation steps inside calls taken
+  std::uint64_t chunks = 0;  // chunks of pipelined calls (the base of the posted values)
+  std::uint64_t calls = 0;   // collectives entered (begin steps taken)
+  // Calls led by arrival: how many this thread has entered, and the number (in `calls`) of the
+  // last one; the next call of any kind first waits until that one is complete.
+  std::uint64_t arrival_calls = 0;
+  std::uint64_t last_arrival_call = 0;
   PlanCache plans;                // the plans this thread asked for
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
   // Telemetry (TLC_STATS): the owner's arrival at the call of each parity, written before it
@@ -176,6 +207,23 @@ struct alignas(cache_line_size) ThreadSlot {
   std::int64_t arrival_ns[2] = {0, 0};
   bool led = false;
   std::array<StatsCounters, collective_count> counters{};
+};
+
+// What the threads of one call led by arrival share (algo/arrival.cpp). At most one such call
+// is in progress at a time: a thread entering any call first waits until the previous call, if
+// it was led by arrival, is complete (TeamImpl::wait_arrival_call_complete), so every value is
+// per call without double buffering. Counters only grow: call m (the m-th such call of the team)
+// owns tickets and departures [(m-1)T, mT), and the flags hold the number m of the call they
+// speak for.
+struct ArrivalState {
+  alignas(cache_line_size) std::atomic<std::uint64_t> tickets{0};     // arrivals, in arrival order
+  alignas(cache_line_size) std::atomic<std::uint64_t> departures{0};  // threads done with a call
+  alignas(cache_line_size) std::atomic<std::uint64_t> claimed{0};  // network step taken by a thread
+  alignas(cache_line_size) std::atomic<std::uint64_t> ready{0};    // data / go-ahead published
+  const std::byte* source = nullptr;  // bcast: where the process's copy of the data is
+  int source_thread = -1;             // the thread whose arguments the data was sent with
+  alignas(cache_line_size) std::atomic<std::uint64_t> part_done[2]{};  // reduction parts finished
+  std::atomic<std::uint64_t> part_failed{0};  // a part's user op threw (call number)
 };
 
 class TeamImpl {
@@ -242,6 +290,7 @@ class TeamImpl {
   int begin_inline(int me, const CallFingerprint& f, const void* data, std::size_t bytes) {
     waiter_.throw_if_aborted();
     ThreadSlot& s = slot(me);
+    await_arrival_call(s);
     const std::uint64_t k = ++s.calls;
     const int parity = static_cast<int>(k & 1);
     BeginLine& line = s.begun[parity];
@@ -305,6 +354,40 @@ class TeamImpl {
     waiter_.throw_if_aborted();
   }
 
+  // --- Calls led by arrival (algo/arrival.cpp) ---
+  ArrivalState& arrival() noexcept { return arrival_; }
+  // How many calls led by arrival thread me has entered (the current one included).
+  std::uint64_t arrival_calls(int me) const noexcept {
+    return slots_[static_cast<std::size_t>(me)].arrival_calls;
+  }
+  // Starts call k of thread me as its m-th call led by arrival: publishes d (readable by every
+  // thread until the call is complete) and its fingerprint, without waiting for anybody.
+  // Returns the call's parity.
+  int begin_arrival_call(int me, CallDescriptor d);
+  // The caller is done with the current call led by arrival (its buffers and deposit may be
+  // read until the call is complete, which is when every thread has left it).
+  void leave_arrival_call() noexcept {
+    arrival_.departures.fetch_add(1, std::memory_order_acq_rel);
+    waiter_.notify();
+  }
+  // The disagreement, if any, between thread t's arguments and thread ref's in the call of this
+  // parity, as Error; nothing when they agree.
+  void check_agreement(int parity, int t, int ref) const;
+  // Every thread's arguments against thread 0's (the static begin step's check), for the thread
+  // that sees all of them.
+  void check_all_agree(int parity) const { check_fingerprints(parity); }
+  const CallFingerprint& fingerprint(int t, int parity) const noexcept {
+    return slots_[static_cast<std::size_t>(t)].begun[parity].fingerprint;
+  }
+  DepositBuffer& deposit(int t) noexcept { return slot(t).deposit; }
+  void post_deposited(int me, std::uint64_t m) noexcept {
+    slot(me).deposited.value.store(m, std::memory_order_release);
+    waiter_.notify();
+  }
+  bool has_deposited(int t, std::uint64_t m) const noexcept {
+    return slots_[static_cast<std::size_t>(t)].deposited.value.load(std::memory_order_acquire) >= m;
+  }
+
   // Advances the caller's step counter and returns the new step.
   std::uint64_t next_step(int me) noexcept { return ++slot(me).step; }
   // Gather: the caller's arrival at step s.
@@ -364,6 +447,14 @@ class TeamImpl {
   ThreadSlot& slot(int i) noexcept { return slots_[static_cast<std::size_t>(i)]; }
   // The begin step shared by both forms: announce call k, wait for all, compare fingerprints.
   void begin_step(ThreadSlot& s, std::uint64_t k);
+  // A thread's next call, of any kind, starts here when its previous call was led by arrival:
+  // it waits until every thread has left that one (the shared state and the deposits are then
+  // free again, and its MPI steps are over, so calls reach MPI in order).
+  void await_arrival_call(ThreadSlot& s) {
+    if (s.last_arrival_call == s.calls && s.calls != 0) [[unlikely]]
+      wait_arrival_call_complete(s.arrival_calls);
+  }
+  void wait_arrival_call_complete(std::uint64_t m);
   void wait_all_begun(std::uint64_t k);
   void check_fingerprints(int parity) const;
 
@@ -377,6 +468,7 @@ class TeamImpl {
   Waiter waiter_;
   std::unique_ptr<ThreadSlot[]> slots_;
   Flag released_;  // written by the leader (thread 0) only
+  ArrivalState arrival_;
   std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
   bool stats_enabled_ = false;
   bool stats_report_ = false;

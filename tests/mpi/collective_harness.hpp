@@ -120,8 +120,8 @@ inline std::vector<std::size_t> sweep_sizes() {
 
 // Which algorithms a sweep forces in turn.
 enum class Algorithms {
-  core,  // one process: every single-process algorithm, hierarchical and the selector;
-         // several processes: hierarchical and the selector
+  core,  // one process: every single-process algorithm, hierarchical, dynamic and the
+         // selector; several processes: hierarchical, dynamic and the selector
   lane,  // several processes only: every other inter-process algorithm (full_lane,
          // multi-sender), on 1 to 4 lanes
 };
@@ -145,7 +145,8 @@ inline std::vector<Setup> setups_unfiltered(Collective c, Algorithms which) {
     // (chunks that do not divide the buffer, cut over lanes that do not divide the chunk) and with
     // the default chunk on 2 (one chunk, or none, below the largest size).
     for (const auto& a : tlc::algorithms()) {
-      if (a.collective != c || a.single_process || a.name == "hierarchical") continue;
+      if (a.collective != c || a.single_process || a.name == "hierarchical" || a.name == "dynamic")
+        continue;
       for (int lanes = 1; lanes <= 4; ++lanes) all.push_back({a.name, lanes, false});
       if (a.name != "full_lane") continue;
       all.push_back({"full_lane:staged", 4, false});  // also at the sizes that would pipeline
@@ -159,7 +160,8 @@ inline std::vector<Setup> setups_unfiltered(Collective c, Algorithms which) {
   bool numa_aware = false;
   for (const auto& a : tlc::algorithms()) {
     if (a.collective != c) continue;
-    if (a.name == "hierarchical" || (single && a.single_process))
+    // dynamic (led by arrival) serves one process and several alike, with no lanes.
+    if (a.name == "hierarchical" || a.name == "dynamic" || (single && a.single_process))
       all.push_back({a.name, 1, a.name == "two_level"});
     numa_aware = numa_aware || a.name == "two_level";
     // Every form of the algorithms forced in turn (the default form is the plan's choice).

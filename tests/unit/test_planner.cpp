@@ -193,3 +193,40 @@ TEST(PlanCache, AnswersWhatThePlannerAnswers) {
                   << tlc::to_string(q.collective) << " count " << count << " e " << e;
             }
 }
+
+namespace {
+
+// Leaders elected by arrival: forced per collective, or asked for the whole team
+// (TLC_LEADERS=dynamic), which changes the collectives that have such an algorithm and no other.
+TEST(Planner, LeadersByArrivalWhereAskedFor) {
+  for (const int processes : {1, 3}) {
+    const Planner forced(across(processes, 2), forcing(Collective::reduce, "dynamic"));
+    const Plan p = forced.plan(call(Collective::reduce, 1 << 20));
+    EXPECT_EQ(p.algorithm, Algorithm::dynamic);
+    EXPECT_EQ(p.leader, Leader::arrival);
+    EXPECT_FALSE(p.fell_back);
+    EXPECT_NE(forced.plan(call(Collective::bcast, 8)).algorithm, Algorithm::dynamic);
+
+    PlanSettings asked;
+    asked.arrival_leaders = true;
+    const Planner team(across(processes, 2), asked);
+    for (const Collective c : {Collective::reduce, Collective::bcast})
+      for (const std::size_t n : {std::size_t{1}, std::size_t{1} << 20})
+        EXPECT_EQ(team.plan(call(c, n)).leader, Leader::arrival) << tlc::to_string(c) << " " << n;
+    EXPECT_NE(team.plan(call(Collective::allreduce, 1)).leader, Leader::arrival);
+    Call small;
+    small.collective = Collective::reduce;
+    small.op = tlc::detail::BuiltinOp::sum;
+    small.type = {TypeClass::floating, 8, 8};
+    EXPECT_FALSE(team.serves_inline(small, 1));  // the inline form waits for every thread
+    // A forced algorithm still wins.
+    PlanSettings both = forcing(Collective::reduce, "hierarchical");
+    both.arrival_leaders = true;
+    EXPECT_EQ(Planner(across(processes, 2), both).plan(call(Collective::reduce, 64)).algorithm,
+              Algorithm::hierarchical);
+  }
+  EXPECT_THROW(forcing(Collective::bcast, "dynamic:pipelined"), tlc::Error);  // one form only
+  EXPECT_THROW(forcing(Collective::allreduce, "dynamic"), tlc::Error);       // not (yet) there
+}
+
+}  // namespace

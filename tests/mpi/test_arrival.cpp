@@ -1,0 +1,217 @@
+// Collectives led by arrival (the "dynamic" algorithm of bcast and reduce): threads that need
+// nothing from the late ones leave before those arrive (a non-root reduce caller may overwrite
+// its send buffer the moment it returns, a bcast root returns at once), results stay right and
+// bitwise equal to the static algorithm's under uneven arrivals mixed with static calls, and a
+// call whose threads disagree fails every thread still in it and the calls after it, without a
+// hang. Element-by-element correctness over every shape, root and op is in the collective
+// matrices (collective_harness.hpp forces dynamic like every other algorithm).
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mpi/test_common.hpp"
+
+namespace {
+
+using namespace tlc_test;
+using tlc::Collective;
+using Clock = std::chrono::steady_clock;
+
+tlc::TeamOptions dynamic_options(int threads) {
+  tlc::TeamOptions o = test_options(threads);
+  o.algorithms[Collective::reduce] = "dynamic";
+  o.algorithms[Collective::bcast] = "dynamic";
+  o.fallback = "error";  // a plan that silently ran something else would prove nothing
+  return o;
+}
+
+// Waits until flag reaches want, at most 30 s; false on time-out.
+bool wait_until(const std::atomic<int>& flag, int want) {
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (flag.load() < want) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
+
+double value_of(int rank, int call, std::size_t i) {
+  return static_cast<double>((rank + 1) * 7 + call * 3) + static_cast<double>(i % 101) * 0.25;
+}
+
+// The root of process 0 calls only after every other thread of its process has returned from
+// the same reduce (a static algorithm would hang here until the time-out); those threads then
+// overwrite their send buffers at once, and the root's result must not see it.
+TEST(Arrival, NonRootReduceCallersLeaveBeforeTheRootArrives) {
+  constexpr int threads = 3;
+  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{300001}}) {
+    tlc::Team team(MPI_COMM_WORLD, dynamic_options(threads));
+    std::vector<Outcome> outcomes(threads);
+    std::atomic<int> returned{0};
+    team.run([&](tlc::Thread& me) {
+      Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+      std::vector<double> send(n), recv(n, -1);
+      for (int call = 0; call < 3; ++call) {
+        for (std::size_t i = 0; i < n; ++i) send[i] = value_of(me.rank(), call, i);
+        const bool root = me.rank() == 0;
+        if (root && !wait_until(returned, (call + 1) * (threads - 1)))
+          out.error = "the other threads of the root's process did not return before it arrived";
+        me.reduce(std::span<const double>(send), std::span<double>(recv), 0);
+        if (me.process() == 0 && !root) {
+          std::fill(send.begin(), send.end(), -1e300);  // free again, as MPI promises
+          returned.fetch_add(1);
+        }
+        if (!root) continue;
+        for (std::size_t i = 0; i < n; ++i) {
+          double expected = 0;
+          for (int r = 0; r < me.size(); ++r) expected += value_of(r, call, i);
+          if (recv[i] != expected && out.mismatches++ == 0)
+            out.first_mismatch = "call " + std::to_string(call) + " [" + std::to_string(i) +
+                                 "]: " + std::to_string(recv[i]) +
+                                 " != " + std::to_string(expected);
+        }
+      }
+    });
+    expect_clean(outcomes, "reduce n=" + std::to_string(n));
+  }
+}
+
+// The bcast root returns before the other threads of its process arrive, and overwrites its
+// buffer; every rank still gets the data it sent.
+TEST(Arrival, BcastRootReturnsAtOnce) {
+  constexpr int threads = 3;
+  const int root_rank = 1;  // thread 1 of process 0
+  for (std::size_t n : {std::size_t{3}, std::size_t{200003}}) {
+    tlc::Team team(MPI_COMM_WORLD, dynamic_options(threads));
+    std::vector<Outcome> outcomes(threads);
+    std::atomic<int> root_returned{0};
+    team.run([&](tlc::Thread& me) {
+      Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+      std::vector<double> buf(n);
+      for (int call = 0; call < 3; ++call) {
+        const bool root = me.rank() == root_rank;
+        for (std::size_t i = 0; i < n; ++i) buf[i] = root ? value_of(root_rank, call, i) : -7;
+        if (me.process() == 0 && !root && !wait_until(root_returned, call + 1))
+          out.error = "the bcast root did not return before the others arrived";
+        me.bcast(std::span<double>(buf), root_rank);
+        if (root) {
+          std::fill(buf.begin(), buf.end(), -1e300);
+          root_returned.fetch_add(1);
+          continue;
+        }
+        for (std::size_t i = 0; i < n; ++i)
+          if (buf[i] != value_of(root_rank, call, i) && out.mismatches++ == 0)
+            out.first_mismatch = "call " + std::to_string(call) + " [" + std::to_string(i) + "]";
+      }
+    });
+    expect_clean(outcomes, "bcast n=" + std::to_string(n));
+  }
+}
+
+// Seeded random sleeps before every call, calls led by arrival mixed with static ones (the next
+// call of any kind must wait for the previous dynamic one to be complete), roots changing, uneven
+// thread counts; the reduce results are compared bitwise with a static team's.
+TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
+  const int threads = 1 + world_rank() % 3;  // 1, 2, 3, 1 threads
+  constexpr int calls = 24;
+  constexpr std::size_t n = 5003;
+  auto body = [&](tlc::Team& team, std::vector<std::vector<double>>& results,
+                  std::vector<Outcome>& outcomes, bool skew) {
+    team.run([&](tlc::Thread& me) {
+      Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+      std::mt19937 random(static_cast<unsigned>(1000 + me.rank()));
+      std::uniform_int_distribution<int> delay_us(0, 2000);
+      std::vector<double> send(n), recv(n), buf(n);
+      std::vector<double>& mine = results[static_cast<std::size_t>(me.local_index())];
+      for (int call = 0; call < calls; ++call) {
+        if (skew) std::this_thread::sleep_for(std::chrono::microseconds(delay_us(random)));
+        const int root = (call * 5) % me.size();
+        for (std::size_t i = 0; i < n; ++i)
+          send[i] = std::sin(static_cast<double>(me.rank() * 7919 + call * 104729) + i);
+        std::fill(recv.begin(), recv.end(), 0.0);
+        me.reduce(std::span<const double>(send), std::span<double>(recv), root);
+        if (me.rank() == root) mine.insert(mine.end(), recv.begin(), recv.end());
+        for (std::size_t i = 0; i < n; ++i) buf[i] = me.rank() == root ? call + 0.5 * i : -1;
+        me.bcast(std::span<double>(buf), root);
+        for (std::size_t i = 0; i < n; ++i)
+          if (buf[i] != call + 0.5 * i && out.mismatches++ == 0)
+            out.first_mismatch = "bcast call " + std::to_string(call);
+        double one = me.rank();
+        const double total = me.allreduce(one);  // a static call between dynamic ones
+        const double ranks = me.size();
+        if (total != ranks * (ranks - 1) / 2 && out.mismatches++ == 0)
+          out.first_mismatch = "allreduce call " + std::to_string(call);
+      }
+    });
+  };
+  std::vector<std::vector<double>> dynamic(threads), fixed(threads);
+  std::vector<Outcome> dynamic_outcomes(threads), fixed_outcomes(threads);
+  {
+    tlc::Team team(MPI_COMM_WORLD, dynamic_options(threads));
+    body(team, dynamic, dynamic_outcomes, true);
+  }
+  {
+    tlc::TeamOptions o = test_options(threads);
+    o.algorithms[Collective::reduce] = "hierarchical";
+    tlc::Team team(MPI_COMM_WORLD, o);
+    body(team, fixed, fixed_outcomes, false);
+  }
+  expect_clean(dynamic_outcomes, "dynamic");
+  expect_clean(fixed_outcomes, "static");
+  for (int t = 0; t < threads; ++t) {
+    const auto& d = dynamic[static_cast<std::size_t>(t)];
+    const auto& f = fixed[static_cast<std::size_t>(t)];
+    ASSERT_EQ(d.size(), f.size()) << "thread " << t;
+    EXPECT_EQ(std::memcmp(d.data(), f.data(), d.size() * sizeof(double)), 0)
+        << "thread " << t << ": the dynamic reduce is not bitwise the static one";
+  }
+}
+
+// Threads of one process disagree (one process's team on MPI_COMM_SELF, so that no other
+// process waits in MPI): every thread still in the call throws, naming the disagreement where
+// it sees it, and every later call throws TeamAborted; nothing hangs.
+TEST(Arrival, DisagreementFailsTheCallAndTheTeam) {
+  for (const Collective c : {Collective::reduce, Collective::bcast}) {
+    constexpr int threads = 3;
+    tlc::Team team(MPI_COMM_SELF, dynamic_options(threads));
+    std::vector<std::string> errors(threads), later(threads);
+    std::atomic<int> failures{0};
+    team.run([&](tlc::Thread& me) {
+      // Thread 2 passes one element more than the others.
+      std::vector<double> send(me.rank() == 2 ? 11 : 10, 1.0), recv(send.size());
+      try {
+        if (c == Collective::reduce)
+          me.reduce(std::span<const double>(send), std::span<double>(recv), 0);
+        else
+          me.bcast(std::span<double>(recv), 0);
+      } catch (const tlc::Error& e) {
+        errors[static_cast<std::size_t>(me.local_index())] = e.what();
+        failures.fetch_add(1);
+      }
+      try {
+        me.barrier();
+      } catch (const tlc::TeamAborted& e) {
+        later[static_cast<std::size_t>(me.local_index())] = e.what();
+      }
+    });
+    const std::string name = tlc::to_string(c);
+    EXPECT_GE(failures.load(), 1) << name;
+    bool named = false;
+    for (const std::string& e : errors) named = named || e.find("elements per rank") != e.npos;
+    EXPECT_TRUE(named) << name << ": no thread names the disagreement";
+    // The root of a reduce waits for the result, so it is always told.
+    if (c == Collective::reduce) {
+      EXPECT_FALSE(errors[0].empty()) << name;
+    }
+    for (int t = 0; t < threads; ++t)
+      EXPECT_NE(later[static_cast<std::size_t>(t)].find("elements per rank"), std::string::npos)
+          << name << ", thread " << t << ": " << later[static_cast<std::size_t>(t)];
+  }
+}
+
+}  // namespace
