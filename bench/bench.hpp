@@ -41,6 +41,11 @@ struct Options {
   bool intra = false;       // --intra: one process's team against the bandwidth bound and MPI
   std::string lane_mode;    // --lane-pattern / --multi-collective: Traff's lane benchmarks
   bool algorithms = false;  // --algorithms: every inter-process algorithm against raw MPI
+  bool skew = false;        // --skew: arrival imbalance, static against dynamic leaders
+  double delay_us = 1000;   // --delay-us: the D of the --skew distributions
+  unsigned seed = 1;        // --seed: of the --skew delays
+  std::vector<std::size_t> skew_sizes;  // --sizes: of --skew (default 64 B, 64 KiB, 4 MiB)
+  std::vector<std::string> skews;       // --skews: of --skew (default: all)
   bool help = false;
 };
 
@@ -284,6 +289,8 @@ int run_intra(const Options& o, const tlc::Environment& env);
 // with each inter-process algorithm forced in turn and with the selector's choice, one team
 // each, sizes in x4 steps. Returns the exit code.
 int run_algorithms(const Options& o, const tlc::Environment& env);
+// tlc-bench --skew (skew.cpp).
+int run_skew(const Options& o);
 
 // --lane-pattern / --multi-collective (lane_patterns.cpp): k = 1..max_lanes threads, each on its
 // own communicator, moving `count` ints per process (split over them / each an alltoall).

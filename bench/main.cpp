@@ -250,6 +250,7 @@ int main(int argc, char** argv) {
   }
   if (options.intra) return run_intra(options, env);
   if (options.algorithms) return run_algorithms(options, env);
+  if (options.skew) return run_skew(options);
   if (!options.lane_mode.empty())
     return run_lane_benchmark(options.lane_mode, options.lanes > 0 ? options.lanes : 4,
                               std::max<std::size_t>(options.max_size / sizeof(int), 1), 10,

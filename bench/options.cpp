@@ -114,6 +114,23 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--algorithms") {
       flag();
       o.algorithms = true;
+    } else if (arg == "--skew") {
+      flag();
+      o.skew = true;
+    } else if (arg == "--delay-us") {
+      o.delay_us = parse_number(arg, take());
+    } else if (arg == "--seed") {
+      o.seed = static_cast<unsigned>(parse_integer(arg, take(), 0));
+    } else if (arg == "--skews") {
+      const std::string list = take() + ",";
+      std::size_t from = 0;
+      for (std::size_t comma; (comma = list.find(',', from)) != std::string::npos; from = comma + 1)
+        if (comma > from) o.skews.push_back(list.substr(from, comma - from));
+    } else if (arg == "--sizes") {
+      const std::string list = take() + ",";
+      std::size_t from = 0;
+      for (std::size_t comma; (comma = list.find(',', from)) != std::string::npos; from = comma + 1)
+        if (comma > from) o.skew_sizes.push_back(parse_size(list.substr(from, comma - from)));
     } else if (arg == "--lane-pattern" || arg == "--multi-collective") {
       flag();
       o.lane_mode = arg.substr(2);
@@ -133,6 +150,10 @@ Options parse_options(int argc, char** argv) {
   if (o.algorithms && (o.intra || !o.lane_mode.empty()))
     throw std::invalid_argument(
         "--algorithms excludes --intra, --lane-pattern and --multi-collective");
+  if (o.skew && (o.intra || o.algorithms || !o.lane_mode.empty()))
+    throw std::invalid_argument("--skew excludes --intra, --algorithms and the lane benchmarks");
+  if (o.skew && !collective_given) o.collective = "all";
+  if (o.skew && o.delay_us <= 0) throw std::invalid_argument("--delay-us must be positive");
   if (csv) o.format = Format::csv;
   if (json) o.format = Format::json;
   if (o.min_size > o.max_size) throw std::invalid_argument("--min-size is larger than --max-size");
@@ -179,6 +200,7 @@ std::string usage(const char* program) {
          "  --multi-collective k threads each run MPI_Alltoall of --max-size bytes on its own\n"
          "                     communicator at once; ratio to k = 1 (1: lanes in parallel,\n"
          "                     k: serialised)\n"
+         "  --skew             arrival imbalance, see below\n"
          "  --help             this text\n"
          "\n"
          "Sizes are bytes per thread buffer of doubles (rounded up to whole elements, at least\n"
@@ -225,7 +247,24 @@ std::string usage(const char* program) {
          "  Iterations, times and ratios as in the sweep: the repetitions of all\n"
          "  implementations are taken in turn and /mpi is the median of the ratios within one\n"
          "  repetition. Every implementation is checked once per size; one with a wrong result\n"
-         "  is reported and left out of the later rows.\n";
+         "  is reported and left out of the later rows.\n"
+         "\n"
+         "--skew: mpiexec -n P " +
+         std::string(program) +
+         " --skew [--collective reduce|bcast|allreduce|all] [--threads T]\n"
+         "        [--sizes 64,64K,4M] [--skews none,uniform,exponential,late-leader,late-other]\n"
+         "        [--delay-us D] [--seed S] [--iters N] [--reps R]\n"
+         "  Before every call all threads of all processes synchronise, then each sleeps a delay\n"
+         "  drawn from a fixed seed per call and rank: none; uniform in [0, D]; exponential with\n"
+         "  mean D; one late thread (a static leader: thread 0 of the last process) late by D;\n"
+         "  one late thread that is not (the last thread of the last process). D defaults to\n"
+         "  1000 us. For tlc with static leaders, tlc with leaders elected by arrival (forced\n"
+         "  dynamic; bcast and reduce) and the master-only pattern, all on the same delays and\n"
+         "  data, it reports the mean time in the collective (exit - own arrival) and the mean\n"
+         "  time after the last arrival, and their ratios to static leaders (medians of the\n"
+         "  ratios within one repetition; N calls (default 20) per repetition, R repetitions\n"
+         "  (default 5) taken in turn). Root 0, sums of doubles, every result checked. The\n"
+         "  processes must share a machine (their clocks are compared): TLC_NODE=process.\n";
 }
 
 }  // namespace tlc_bench
