@@ -42,11 +42,9 @@ namespace tlc::detail {
 
 namespace {
 
-// Aborts the team with e's message (so that no thread of this call is left waiting), leaves the
-// call (a thread waiting for the others to be done with its buffers counts departures, failed
-// ones included) and rethrows e.
+// Aborts the team with e's message (so that no thread of this call is left waiting) and
+// rethrows e.
 [[noreturn]] void fail_call(TeamImpl& team, std::exception_ptr e) {
-  team.leave_arrival_call();
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& x) {
@@ -65,6 +63,14 @@ void or_fail(TeamImpl& team, Step&& step) {
     fail_call(team, std::current_exception());
   }
 }
+
+// Leaves the call when the thread is done with it, however it ends: a root waiting for the
+// others to be done with its buffer counts departures, and a thread that throws (on its own
+// error, or because the team aborted meanwhile) must count too.
+struct Departure {
+  TeamImpl& team;
+  ~Departure() { team.leave_arrival_call(); }
+};
 
 // The call number of this thread's current call led by arrival and whether it arrived last.
 struct Arrival {
@@ -95,6 +101,7 @@ void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   const auto* own = static_cast<const std::byte*>(d.contribution);
   const int parity = team.begin_arrival_call(me, std::move(d));
   const Arrival arrival = take_ticket(team, me);
+  const Departure departure{team};
   if (!invalid.empty())
     fail_call(team, std::make_exception_ptr(Error(Errc::invalid_argument,
                                                   "tlc reduce: " + team.who(me) + ": " + invalid)));
@@ -108,7 +115,6 @@ void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   if (!arrival.last && me != root) {  // deposit and return
     if (bytes) std::memcpy(team.deposit(me).reserve(bytes), own, bytes);
     team.post_deposited(me, m);
-    team.leave_arrival_call();
     return;
   }
   const TeamImpl::CallView view{&team, parity};
@@ -177,7 +183,6 @@ void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
     team.mark_led(me);
     or_fail(team, [&] { team.comm().reduce_in_place(target, n, c, root_process); });
   }
-  team.leave_arrival_call();
 }
 
 void bcast_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
@@ -187,6 +192,7 @@ void bcast_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   auto* buffer = static_cast<std::byte*>(c.recv);
   const int parity = team.begin_arrival_call(me, std::move(d));
   const Arrival arrival = take_ticket(team, me);
+  const Departure departure{team};
   if (!invalid.empty())
     fail_call(team, std::make_exception_ptr(Error(Errc::invalid_argument,
                                                   "tlc bcast: " + team.who(me) + ": " + invalid)));
@@ -246,7 +252,6 @@ void bcast_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
       network(const_cast<std::byte*>(a.source));  // MPI_Bcast only reads at the root
     if (bytes) copy_bytes(buffer, a.source, bytes);
   }
-  team.leave_arrival_call();
 }
 
 }  // namespace
