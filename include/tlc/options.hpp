@@ -1,6 +1,7 @@
 // Team construction options. Every field has a sensible default; environment variables fill in
 // what the program leaves unset (TLC_THREADS, TLC_LANES, TLC_PIN, TLC_TIMEOUT, TLC_PIPELINE_CHUNK,
-// TLC_ALGO_*, TLC_FALLBACK, TLC_LEADERS, TLC_STATS; read in src/team/config.cpp).
+// TLC_TIMEOUT_ACTION, TLC_ALGO_*, TLC_FALLBACK, TLC_LEADERS, TLC_CHECK, TLC_STATS; read in
+// src/team/config.cpp).
 #pragma once
 
 #include <cstddef>
@@ -46,6 +47,10 @@ struct TeamOptions {
   // Turns a hang into tlc::Error(timeout) naming the missing participants; 0: TLC_TIMEOUT, else
   // wait forever.
   double timeout_seconds = 0;
+  // What an expired time-out does: "error" throws tlc::Error(timeout) on the threads that waited;
+  // "abort" prints the same message and ends the whole job with MPI_Abort (for jobs that must
+  // not linger). "": TLC_TIMEOUT_ACTION, else "error".
+  std::string timeout_action;
   // The machine; unset: Topology::detect().
   std::optional<Topology> topology;
   // Chunk of the pipelined collectives across processes (bcast, reduce, allreduce, scan,
@@ -69,6 +74,12 @@ struct TeamOptions {
   // docs/imbalance.md). Dynamic pays when the threads arrive unevenly and costs with even
   // arrivals. A forced algorithm (algorithms, TLC_ALGO_*) wins. "": TLC_LEADERS, else "static".
   std::string leaders;
+  // Every call across processes first compares, between the processes, what it is (collective,
+  // element type, op, root, count per rank) and fails with tlc::Error (mismatch) on every thread
+  // of every process, naming the process that differs, before any data moves. One small
+  // MPI_Allgather and one release step per call (docs/reliability.md). Must be the same on every
+  // process. Unset: TLC_CHECK, else off.
+  std::optional<bool> check;
   // Arrival telemetry (include/tlc/stats.hpp, Team::stats()): unset: TLC_STATS, else off. With
   // TLC_STATS=1, process 0 also prints every process's table on stderr when the team is
   // destroyed.

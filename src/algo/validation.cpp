@@ -3,6 +3,7 @@
 // process reports it), and after the begin step every thread checks what only the descriptors
 // of all threads show (user op objects, v-variant counts against the sizes the ranks pass).
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -312,6 +313,57 @@ std::string cross_check(const TeamImpl::CallView& view) {
 
 }  // namespace
 
+namespace {
+
+// TLC_CHECK: what every process must agree on for this call, as numbers (the same collective on
+// the same element type, op, root and count per rank block). A process that skipped a call meets
+// the others' call with its next one, which differs in one of these unless it is the same call.
+constexpr const char* signature_fields[] = {"collective",   "op",   "element type",
+                                            "element size", "root", "count per rank"};
+constexpr std::size_t signature_size = std::size(signature_fields);
+
+std::array<std::int64_t, signature_size> signature_of(const CallDescriptor& d) {
+  const Call& c = d.call;
+  return {static_cast<std::int64_t>(c.collective),
+          static_cast<std::int64_t>(c.op),
+          static_cast<std::int64_t>(c.type.type_class),
+          static_cast<std::int64_t>(c.type.size),
+          traits_of(c.collective).has_root ? c.root : -1,
+          traits_of(c.collective).v_variant ? -1 : static_cast<std::int64_t>(d.count)};
+}
+
+std::string describe(std::size_t field, std::int64_t v) {
+  switch (field) {
+    case 0:
+      return to_string(static_cast<Collective>(v));
+    case 1:
+      return to_string(static_cast<BuiltinOp>(v));
+    case 2:
+      return to_string(static_cast<TypeClass>(v));
+    default:
+      return std::to_string(v);
+  }
+}
+
+// Thread 0 exchanges the signatures with the other processes; "" when they all agree, else
+// which process differs from process 0 in what.
+std::string compare_processes(TeamImpl& team, const CallDescriptor& d) {
+  const auto mine = signature_of(d);
+  const std::vector<std::int64_t> all = team.comm().allgather(mine);
+  for (int p = 1; p < team.processes(); ++p)
+    for (std::size_t f = 0; f < signature_size; ++f) {
+      const std::int64_t first = all[f],
+                         other = all[static_cast<std::size_t>(p) * signature_size + f];
+      if (first == other) continue;
+      return std::string("processes disagree (TLC_CHECK): process 0 has ") + signature_fields[f] +
+             " " + describe(f, first) + " but process " + std::to_string(p) + " has " +
+             describe(f, other);
+    }
+  return {};
+}
+
+}  // namespace
+
 CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
   const CallView view = team.begin_call(me, std::move(d), carry);
   // Equal fingerprints: every thread published its descriptor. These checks read memory the
@@ -324,6 +376,24 @@ CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
       problem = team.who(0) + " passed op " + to_string(first.call.op) + " but " + team.who(i) +
                 " passed a different op (" + to_string(view[i].call.op) + ")";
   if (problem.empty()) problem = cross_check(view);
+  if (problem.empty() && team.checks_processes()) {
+    // Before any data moves, the processes compare their calls: thread 0 asks, the others wait.
+    const std::uint64_t s = team.next_step(me);
+    if (me == 0) {
+      try {
+        team.process_verdict() = compare_processes(team, first);
+      } catch (...) {
+        team.abort("the TLC_CHECK exchange between processes failed");
+        throw;
+      }
+      team.release(s);
+    } else {
+      team.wait_released(s);
+    }
+    if (team.process_verdict().empty()) return view;
+    throw Error(Errc::mismatch, std::string("tlc ") + to_string(first.call.collective) + ": " +
+                                    team.process_verdict());
+  }
   if (problem.empty()) return view;
   team.sync(me);
   throw Error(Errc::mismatch,

@@ -1,10 +1,12 @@
 #include "inter/process_comm.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <thread>
@@ -172,6 +174,8 @@ ProcessComm::~ProcessComm() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;  // MPI already released everything
+  // An operation given up on may still be pending on it: freeing could wait for it.
+  if (abandoned_) return;
   auto lock = serialize();
   if (user_op_commutative_ != MPI_OP_NULL) MPI_Op_free(&user_op_commutative_);
   if (user_op_ordered_ != MPI_OP_NULL) MPI_Op_free(&user_op_ordered_);
@@ -211,6 +215,21 @@ std::vector<std::vector<double>> ProcessComm::gather_to_root(std::span<const dou
   return all;
 }
 
+std::vector<std::int64_t> ProcessComm::allgather(std::span<const std::int64_t> mine) {
+  std::vector<std::int64_t> all(mine.size() * static_cast<std::size_t>(size_));
+  call(
+      "MPI_Allgather",
+      [&] {
+        return MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T, all.data(),
+                             static_cast<int>(mine.size()), MPI_INT64_T, comm_);
+      },
+      [&](MPI_Request* r) {
+        return MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T, all.data(),
+                              static_cast<int>(mine.size()), MPI_INT64_T, comm_, r);
+      });
+  return all;
+}
+
 int ProcessComm::allreduce_max(int value) {
   int result = value;
   auto lock = serialize();
@@ -239,26 +258,66 @@ void ProcessComm::agree_or_throw(const std::string& local_error, int local_code)
                                  std::to_string(first_failed) + " (see its error)");
 }
 
-void ProcessComm::complete(MPI_Request& request, const char* what) {
+namespace {
+
+std::atomic<bool> g_abandoned{false};
+
+}  // namespace
+
+bool mpi_operation_abandoned() noexcept { return g_abandoned.load(std::memory_order_acquire); }
+
+void abort_job(const std::string& why) {
+  std::fprintf(stderr, "%s\n", why.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();  // MPI_Abort does not return; if it did, the job must still end
+}
+
+template <class Test>
+void ProcessComm::poll(Test&& test, const char* what) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  const bool timed = watch_.timeout_seconds > 0;
+  const auto limit = std::chrono::duration<double>(watch_.timeout_seconds);
   for (int attempt = 0;; ++attempt) {
     int done = 0;
     {
       auto lock = serialize();
-      check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+      test(done);
     }
     if (done) return;
     if (attempt < 64) continue;
-    if (attempt < 256) {
-      std::this_thread::yield();
+    if (watch_.abandoned && watch_.abandoned()) {
+      abandoned_ = true;
+      g_abandoned.store(true, std::memory_order_release);
+      throw TeamAborted(std::string("tlc: team aborted while waiting for ") + what +
+                        " between processes");
+    }
+    if (timed && Clock::now() - start > limit) {
+      abandoned_ = true;
+      g_abandoned.store(true, std::memory_order_release);
+      const std::string message =
+          "tlc: waited " + std::to_string(watch_.timeout_seconds) + " s (TLC_TIMEOUT) for " + what +
+          " between processes: another process did not reach this call, or failed";
+      if (watch_.abort_job_on_timeout)
+        abort_job(message + "; TLC_TIMEOUT_ACTION=abort ends the job");
+      throw Error(Errc::timeout, message);
+    }
+    if (!polite_ || attempt < 256) {
+      if (polite_) std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
 }
 
+void ProcessComm::complete(MPI_Request& request, const char* what) {
+  poll([&](int& done) { check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what); }, what);
+}
+
 template <class Blocking, class Nonblocking>
 void ProcessComm::call(const char* what, Blocking blocking, Nonblocking nonblocking) {
-  if (polite_) {
+  if (watched()) {
     MPI_Request request = MPI_REQUEST_NULL;
     {
       auto lock = serialize();
@@ -306,25 +365,16 @@ MPI_Count mpi_count(std::size_t n) { return static_cast<MPI_Count>(n); }
 void ProcessComm::wait_all(std::span<MPI_Request> requests, const char* what) {
   if (requests.empty()) return;
   const int count = static_cast<int>(requests.size());
-  if (!polite_) {
+  if (!watched()) {
     auto lock = serialize();
     check_mpi(MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE), what);
     return;
   }
-  for (int attempt = 0;; ++attempt) {
-    int done = 0;
-    {
-      auto lock = serialize();
-      check_mpi(MPI_Testall(count, requests.data(), &done, MPI_STATUSES_IGNORE), what);
-    }
-    if (done) return;
-    if (attempt < 64) continue;
-    if (attempt < 256) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
-  }
+  poll(
+      [&](int& done) {
+        check_mpi(MPI_Testall(count, requests.data(), &done, MPI_STATUSES_IGNORE), what);
+      },
+      what);
 }
 
 void ProcessComm::barrier() {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <string>
@@ -15,6 +16,20 @@
 #include <tlc/thread.hpp>
 
 namespace tlc::detail {
+
+// What a wait for an MPI operation watches besides the operation, so that a failure elsewhere
+// ends the wait instead of hanging it: the team's abort, and TLC_TIMEOUT.
+struct MpiWatch {
+  double timeout_seconds = 0;         // 0: as long as it takes
+  std::function<bool()> abandoned;    // true: the team has aborted, stop waiting
+  bool abort_job_on_timeout = false;  // TLC_TIMEOUT_ACTION=abort: MPI_Abort instead of throwing
+};
+
+// Whether a wait gave up on an MPI operation that may still complete (after an abort or a
+// time-out): MPI_Finalize could then wait for it forever, so tlc::Environment aborts the job.
+bool mpi_operation_abandoned() noexcept;
+// Prints why on stderr and ends the whole job with MPI_Abort.
+[[noreturn]] void abort_job(const std::string& why);
 
 class ProcessComm {
  public:
@@ -31,6 +46,8 @@ class ProcessComm {
   MPI_Comm get() const noexcept { return comm_; }
 
   std::vector<int> allgather(int value);
+  // Every process's `mine` (the same length everywhere), in process order: small data only.
+  std::vector<std::int64_t> allgather(std::span<const std::int64_t> mine);
   int allreduce_max(int value);
   // Every process's values at process 0 (in process order; empty elsewhere). Small data only.
   std::vector<std::vector<double>> gather_to_root(std::span<const double> mine);
@@ -47,6 +64,9 @@ class ProcessComm {
   // issues the non-blocking variant and completes it with tlc's own spin-yield-sleep policy.
   void set_polite(bool polite) noexcept { polite_ = polite; }
   bool polite() const noexcept { return polite_; }
+  // With a time-out, and in polite mode, every operation is the non-blocking variant completed
+  // by tlc's loop, which gives up (TeamAborted, or Error(timeout)) when the watch says so.
+  void set_watch(MpiWatch watch) { watch_ = std::move(watch); }
 
   // Completes requests: MPI_Waitall, or in polite mode MPI_Testall with tlc's spin-yield-sleep
   // policy. Every request is MPI_REQUEST_NULL on return.
@@ -103,7 +123,14 @@ class ProcessComm {
   MPI_Op user_op_commutative_ = MPI_OP_NULL;
   MPI_Op user_op_ordered_ = MPI_OP_NULL;
   bool polite_ = false;
+  MpiWatch watch_;
+  bool abandoned_ = false;  // a wait on this communicator gave up on an operation
+  bool watched() const noexcept { return polite_ || watch_.timeout_seconds > 0; }
   void complete(MPI_Request& request, const char* what);
+  // Calls test() (one MPI_Test or MPI_Testall, setting done) until done: spinning, then in
+  // polite mode yielding and sleeping; checks the watch as it goes.
+  template <class Test>
+  void poll(Test&& test, const char* what);
   // Runs the blocking form, or in polite mode the non-blocking form completed politely.
   template <class Blocking, class Nonblocking>
   void call(const char* what, Blocking blocking, Nonblocking nonblocking);

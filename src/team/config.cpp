@@ -108,6 +108,22 @@ bool fallback_error(const std::string& option) {
               "tlc: " + origin + "='" + value + "' (expected 'plan' or 'error')");
 }
 
+// Whether a time-out ends the job (TeamOptions::timeout_action, else TLC_TIMEOUT_ACTION).
+bool timeout_action_is_abort(const std::string& option) {
+  std::string origin = "TeamOptions::timeout_action";
+  std::string value = option;
+  if (value.empty()) {
+    const char* text = variable("TLC_TIMEOUT_ACTION");
+    if (!text) return false;
+    value = text;
+    origin = "TLC_TIMEOUT_ACTION";
+  }
+  if (value == "error") return false;
+  if (value == "abort") return true;
+  throw Error(Errc::invalid_argument,
+              "tlc: " + origin + "='" + value + "' (expected 'error' or 'abort')");
+}
+
 // Whether leaders are elected by arrival (TeamOptions::leaders, else TLC_LEADERS).
 bool arrival_leaders(const std::string& option) {
   std::string origin = "TeamOptions::leaders";
@@ -148,7 +164,9 @@ Config Config::read(const TeamOptions& o) {
   c.node_is_process = node_is_process_variable();
   c.timeout_seconds =
       o.timeout_seconds > 0 ? o.timeout_seconds : env_seconds("TLC_TIMEOUT").value_or(0);
+  c.timeout_aborts_job = timeout_action_is_abort(o.timeout_action);
   c.pipeline_chunk_asked = pipeline_chunk(o);
+  c.check = o.check.value_or(env_switch("TLC_CHECK").value_or(false));
   const std::optional<bool> stats_variable = env_switch("TLC_STATS");
   c.stats = o.stats.value_or(stats_variable.value_or(false));
   c.stats_report = c.stats && stats_variable.value_or(false);

@@ -14,12 +14,14 @@
 namespace tlc::detail {
 
 struct Config {
-  PlacementRequest placement;    // TLC_THREADS, TLC_LANES (pin is decided with the topology)
-  std::optional<bool> pin;       // TLC_PIN; unset: pin when every thread fits on a PU
-  bool node_is_process = false;  // TLC_NODE=process
-  double timeout_seconds = 0;    // TLC_TIMEOUT; 0: wait forever
+  PlacementRequest placement;       // TLC_THREADS, TLC_LANES (pin is decided with the topology)
+  std::optional<bool> pin;          // TLC_PIN; unset: pin when every thread fits on a PU
+  bool node_is_process = false;     // TLC_NODE=process
+  double timeout_seconds = 0;       // TLC_TIMEOUT; 0: wait forever
+  bool timeout_aborts_job = false;  // TLC_TIMEOUT_ACTION=abort: MPI_Abort instead of Error
   std::size_t pipeline_chunk_asked = 0;  // TLC_PIPELINE_CHUNK; 0: not asked for
   bool stats = false;                    // TeamOptions::stats, else TLC_STATS
+  bool check = false;                    // TeamOptions::check, else TLC_CHECK
   bool stats_report = false;             // on, and TLC_STATS=1: print the table at team destruction
   // TLC_ALGO_<COLLECTIVE>, TLC_FALLBACK, TLC_VERBOSE, TLC_COST_*. The team fills in the chunk
   // and whether movers pipeline once the processes have agreed on them.

@@ -5,6 +5,7 @@
 #include <tlc/error.hpp>
 
 #include "inter/mpi_check.hpp"
+#include "inter/process_comm.hpp"
 
 namespace tlc {
 
@@ -27,7 +28,15 @@ Environment::~Environment() {
   if (!owns_) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  // A team gave up waiting for an MPI operation (it aborted, or TLC_TIMEOUT expired): the
+  // operation may never complete, and MPI_Finalize would wait for it, and for processes that
+  // are waiting for this one. End the job instead of hanging it.
+  if (detail::mpi_operation_abandoned())
+    detail::abort_job(
+        "tlc: a team gave up on an MPI operation between processes (see the error above); "
+        "ending the job with MPI_Abort instead of blocking in MPI_Finalize");
+  MPI_Finalize();
 }
 
 std::string Environment::mpi_library_version() {

@@ -18,9 +18,10 @@ namespace tlc::detail {
 
 namespace {
 
-WaitTuning wait_tuning(double timeout_seconds, bool oversubscribed) {
+WaitTuning wait_tuning(double timeout_seconds, bool abort_job_on_timeout, bool oversubscribed) {
   WaitTuning t;
   t.timeout_seconds = timeout_seconds;
+  if (abort_job_on_timeout) t.timeout_action = &abort_job;
   // With more threads than processing units, a spinning waiter holds the core the awaited
   // thread needs: give it up almost at once.
   if (oversubscribed) {
@@ -90,12 +91,14 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   const int node_pus =
       std::max<int>(topology_.pus(), static_cast<int>(std::thread::hardware_concurrency()));
   const bool oversubscribed = threads_ > topology_.pus() || node_threads > node_pus;
-  waiter_.set_tuning(wait_tuning(config.timeout_seconds, oversubscribed));
+  waiter_.set_tuning(
+      wait_tuning(config.timeout_seconds, config.timeout_aborts_job, oversubscribed));
   comm_->set_polite(oversubscribed);
   // What every process must agree on, in one MPI call: each value and its negation give the
   // largest and the smallest over the processes.
   const int chunk = static_cast<int>(config.pipeline_chunk_asked);  // at most 1 GiB
-  int agreed[] = {lanes(), -lanes(), chunk, -chunk, oversubscribed ? 1 : 0};
+  const int check = config.check ? 1 : 0;
+  int agreed[] = {lanes(), -lanes(), chunk, -chunk, oversubscribed ? 1 : 0, check, -check};
   comm_->allreduce_max(agreed);
   // Lanes are made once, one after another in the same order on every process (DESIGN
   // section 5). Every process needs the same number: the lane collectives pair them up.
@@ -111,6 +114,12 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
     throw Error(Errc::invalid_argument,
                 "tlc: processes asked for different pipeline chunk sizes; set "
                 "TeamOptions::pipeline_chunk_bytes or TLC_PIPELINE_CHUNK the same everywhere");
+  // With TLC_CHECK every call exchanges its signature: a process without it would not.
+  if (agreed[5] != -agreed[6])
+    throw Error(Errc::invalid_argument,
+                "tlc: TLC_CHECK (TeamOptions::check) is on in some processes and off in others; "
+                "set it the same everywhere");
+  check_processes_ = config.check && processes() > 1;
   if (config.pipeline_chunk_asked) config.plan.pipeline_chunk_bytes = config.pipeline_chunk_asked;
   // A pipelined bcast (or allgather, gather, scatter, alltoall, reduce_scatter_block) overlaps
   // the threads' copies of chunk i with the network step of chunk i+1, which needs cores to
@@ -121,6 +130,13 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
     lanes_.push_back(std::make_unique<ProcessComm>(comm_->get(), /*lane=*/true));
     lanes_.back()->set_polite(oversubscribed);
   }
+  // From here on a wait inside MPI ends when the team aborts or TLC_TIMEOUT expires.
+  MpiWatch watch;
+  watch.timeout_seconds = config.timeout_seconds;
+  watch.abandoned = [this] { return waiter_.aborted(); };
+  watch.abort_job_on_timeout = config.timeout_aborts_job;
+  comm_->set_watch(watch);
+  for (auto& lane : lanes_) lane->set_watch(watch);
   slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads_));
   planner_ = Planner(shape(), config.plan);
   stats_enabled_ = config.stats;

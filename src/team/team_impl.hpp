@@ -354,6 +354,12 @@ class TeamImpl {
     waiter_.throw_if_aborted();
   }
 
+  // --- TLC_CHECK (algo/validation.cpp) ---
+  bool checks_processes() const noexcept { return check_processes_; }
+  // The verdict of the current call's comparison across processes: written by thread 0 before
+  // it releases the others, read by them after (until the next call's begin step).
+  std::string& process_verdict() noexcept { return process_verdict_; }
+
   // --- Calls led by arrival (algo/arrival.cpp) ---
   ArrivalState& arrival() noexcept { return arrival_; }
   // How many calls led by arrival thread me has entered (the current one included).
@@ -472,6 +478,8 @@ class TeamImpl {
   std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
   bool stats_enabled_ = false;
   bool stats_report_ = false;
+  bool check_processes_ = false;  // TLC_CHECK, several processes
+  std::string process_verdict_;
   // TLC_STATS=1: the table of every process's stats on process 0's stderr (team destruction).
   void report_stats();
 

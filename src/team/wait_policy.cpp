@@ -16,9 +16,12 @@ void Waiter::throw_aborted() const {
   throw TeamAborted("tlc: team aborted: " + abort_reason_);
 }
 
-void Waiter::throw_timeout(double seconds, const std::string& missing) {
-  throw Error(Errc::timeout,
-              "tlc: waited " + std::to_string(seconds) + " s (TLC_TIMEOUT) for " + missing);
+void Waiter::throw_timeout(double seconds, const std::string& missing) const {
+  const std::string message =
+      "tlc: waited " + std::to_string(seconds) + " s (TLC_TIMEOUT) for " + missing;
+  if (tuning_.timeout_action)
+    tuning_.timeout_action(message + "; TLC_TIMEOUT_ACTION=abort ends the job");
+  throw Error(Errc::timeout, message);
 }
 
 }  // namespace tlc::detail

@@ -33,6 +33,8 @@ struct WaitTuning {
   int spins = 2000;            // pause-loop iterations before yielding
   int yields = 16;             // sched_yield calls before blocking
   double timeout_seconds = 0;  // 0: wait forever
+  // TLC_TIMEOUT_ACTION=abort: called with the message instead of throwing it (ends the job).
+  void (*timeout_action)(const std::string& message) = nullptr;
 };
 
 class Waiter {
@@ -81,7 +83,7 @@ class Waiter {
 
  private:
   [[noreturn]] void throw_aborted() const;
-  [[noreturn]] static void throw_timeout(double seconds, const std::string& missing);
+  [[noreturn]] void throw_timeout(double seconds, const std::string& missing) const;
 
   template <class Ready, class DescribeMissing>
   void block(Ready& ready, DescribeMissing& describe_missing, OnAbort on_abort) {

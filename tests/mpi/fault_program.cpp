@@ -1,0 +1,91 @@
+// Programs that fail on purpose across processes. tests/mpi/run_fault_test.cmake runs each
+// under mpiexec with a hard time limit and checks that the job ends, with an error and the
+// expected message, instead of hanging. Scenario (argv[1]), 2 processes:
+//   peer-throws    2 threads each. Process 1's thread 0 throws before an allreduce that every
+//                  other thread calls. With TLC_TIMEOUT, process 0's leader gives up its MPI
+//                  wait with Error(timeout); the job then ends with MPI_Abort instead of blocking
+//                  in MPI_Finalize.
+//   peer-absent    1 thread each. Process 1 never calls; process 0's allreduce (the direct MPI
+//                  call on its own buffers) times out. With TLC_TIMEOUT_ACTION=abort the time-out
+//                  itself ends the job.
+//   local-throw    2 threads each, no time-out. Reduce led by arrival, root on process 0:
+//                  process 1 never calls, so process 0's root waits inside MPI; process 0's other
+//                  thread, which left the reduce early, throws. The team aborts, the root's MPI
+//                  wait notices and ends, and the job ends.
+// Every thread prints what it caught: "process P thread T: <what>".
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <tlc/tlc.hpp>
+
+namespace {
+
+void report(const tlc::Thread& me, const std::string& what) {
+  std::printf("process %d thread %d: %s\n", me.process(), me.local_index(), what.c_str());
+  std::fflush(stdout);
+}
+
+int run(const std::string& scenario) {
+  int process = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &process);
+  tlc::TeamOptions o;
+  o.threads = scenario == "peer-absent" ? 1 : 2;
+  o.pin = false;
+  if (scenario == "local-throw") o.algorithms[tlc::Collective::reduce] = "dynamic";
+  tlc::Team team(MPI_COMM_WORLD, o);
+  try {
+    team.run([&](tlc::Thread& me) {
+      std::vector<double> send(8192, 1.0), recv(send.size());
+      try {
+        if (scenario == "peer-throws") {
+          if (me.process() == 1 && me.local_index() == 0)
+            throw std::runtime_error("a user error on process 1 before the allreduce");
+          me.allreduce(std::span<const double>(send), std::span<double>(recv));
+        } else if (scenario == "peer-absent") {
+          if (me.process() == 1) {
+            std::this_thread::sleep_for(std::chrono::seconds(60));
+            return;
+          }
+          me.allreduce(std::span<const double>(send), std::span<double>(recv));
+        } else if (scenario == "local-throw") {
+          if (me.process() == 1) {
+            std::this_thread::sleep_for(std::chrono::seconds(60));
+            return;
+          }
+          me.reduce(std::span<const double>(send), std::span<double>(recv), 0);
+          if (me.rank() != 0) {  // left early; the root is inside MPI_Reduce
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            throw std::runtime_error("a user error on process 0 after its reduce");
+          }
+        } else {
+          throw std::invalid_argument("unknown scenario " + scenario);
+        }
+        report(me, "returned normally");
+      } catch (const std::exception& e) {
+        report(me, e.what());
+        throw;
+      }
+    });
+  } catch (const std::exception& e) {
+    std::printf("process %d: run threw: %s\n", process, e.what());
+    std::fflush(stdout);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tlc::Environment env(argc, argv);
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s peer-throws|peer-absent|local-throw\n", argv[0]);
+    return 2;
+  }
+  return run(argv[1]);
+}

@@ -1,0 +1,141 @@
+// TLC_CHECK (TeamOptions::check): processes that make different calls get tlc::Error (mismatch)
+// on every thread of every process, naming the process and what differs, before any user buffer
+// is written; calls that agree run as usual; the setting itself must agree across processes.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "mpi/test_common.hpp"
+
+namespace {
+
+using namespace tlc_test;
+using tlc::Collective;
+
+tlc::TeamOptions checked(int threads) {
+  tlc::TeamOptions o = test_options(threads);
+  o.check = true;
+  return o;
+}
+
+// What each thread threw ("" if nothing) and whether its receive buffer stayed untouched.
+struct Seen {
+  std::string error;
+  bool untouched = true;
+};
+
+// Runs `call` on every thread of a checked team (process 1 deviates in the way `call` says) and
+// returns what each local thread saw; the receive buffer starts as NaN.
+template <class Call>
+std::vector<Seen> run_checked(int threads, Call&& call) {
+  tlc::Team team(MPI_COMM_WORLD, checked(threads));
+  std::vector<Seen> seen(static_cast<std::size_t>(threads));
+  team.run([&](tlc::Thread& me) {
+    Seen& mine = seen[static_cast<std::size_t>(me.local_index())];
+    std::vector<double> send(64, 1.0 + me.rank());
+    std::vector<double> recv(64 * static_cast<std::size_t>(me.size()),
+                             std::numeric_limits<double>::quiet_NaN());
+    try {
+      call(me, send, recv);
+    } catch (const tlc::Error& e) {
+      mine.error = e.what();
+    }
+    for (double x : recv) mine.untouched = mine.untouched && std::isnan(x);
+  });
+  return seen;
+}
+
+void expect_named(const std::vector<Seen>& seen, const std::string& what) {
+  for (std::size_t t = 0; t < seen.size(); ++t) {
+    EXPECT_NE(seen[t].error.find("process 1 has"), std::string::npos)
+        << "thread " << t << ": '" << seen[t].error << "'";
+    EXPECT_NE(seen[t].error.find(what), std::string::npos)
+        << "thread " << t << ": '" << seen[t].error << "'";
+    EXPECT_TRUE(seen[t].untouched) << "thread " << t << ": a receive buffer was written";
+  }
+}
+
+TEST(Check, ProcessesThatDisagreeFailEverywhereBeforeDataMoves) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const int threads = 1 + world_rank() % 2;
+  const bool odd = world_rank() == 1;
+  using Buffers = std::vector<double>;
+  expect_named(run_checked(threads,
+                           [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
+                             const std::size_t n = odd ? 32 : 64;
+                             me.allreduce(std::span<const double>(send.data(), n),
+                                          std::span<double>(recv.data(), n));
+                           }),
+               "count per rank");
+  expect_named(run_checked(threads,
+                           [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
+                             std::span<const double> s(send.data(), 64);
+                             std::span<double> r(recv.data(), 64);
+                             if (odd)
+                               me.allreduce(s, r, tlc::max{});
+                             else
+                               me.allreduce(s, r, std::plus<>{});
+                           }),
+               "op");
+  expect_named(run_checked(threads,
+                           [&](tlc::Thread& me, Buffers&, Buffers& recv) {
+                             me.bcast(std::span<double>(recv.data(), 64), odd ? 1 : 0);
+                           }),
+               "root");
+  expect_named(run_checked(threads,
+                           [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
+                             std::span<const double> s(send.data(), 64);
+                             if (odd)
+                               me.allgather(s, std::span<double>(recv));
+                             else
+                               me.allreduce(s, std::span<double>(recv.data(), 64));
+                           }),
+               "collective");
+  // Process 1 skips a call: its next call meets the others' barrier.
+  expect_named(run_checked(threads,
+                           [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
+                             std::span<const double> s(send.data(), 64);
+                             std::span<double> r(recv.data(), 64);
+                             if (!odd) me.barrier();
+                             me.allreduce(s, r);
+                           }),
+               "collective barrier");
+}
+
+TEST(Check, CallsThatAgreeRunAsUsual) {
+  const int threads = 1 + world_rank() % 3;
+  tlc::Team team(MPI_COMM_WORLD, checked(threads));
+  std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
+  team.run([&](tlc::Thread& me) {
+    Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+    for (int k = 0; k < 5; ++k) {
+      const double total = me.allreduce(static_cast<double>(me.rank() + k));
+      const double n = me.size();
+      if (total != n * (n - 1) / 2 + n * k && out.mismatches++ == 0)
+        out.first_mismatch = "allreduce " + std::to_string(k);
+      std::vector<double> all(static_cast<std::size_t>(me.size()));
+      const double mine = me.rank();
+      me.allgather(std::span<const double>(&mine, 1), std::span<double>(all));
+      for (int r = 0; r < me.size(); ++r)
+        if (all[static_cast<std::size_t>(r)] != r && out.mismatches++ == 0)
+          out.first_mismatch = "allgather " + std::to_string(k);
+      me.barrier();
+    }
+  });
+  expect_clean(outcomes, "checked team");
+}
+
+TEST(Check, MustBeOnEverywhereOrNowhere) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  tlc::TeamOptions o = test_options(1);
+  o.check = world_rank() == 0;
+  try {
+    tlc::Team team(MPI_COMM_WORLD, o);
+    ADD_FAILURE() << "a team was built with TLC_CHECK on some processes only";
+  } catch (const tlc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("TLC_CHECK"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
