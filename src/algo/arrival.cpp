@@ -64,27 +64,45 @@ void or_fail(TeamImpl& team, Step&& step) {
   }
 }
 
-// Leaves the call when the thread is done with it, however it ends: a root waiting for the
-// others to be done with its buffer counts departures, and a thread that throws (on its own
-// error, or because the team aborted meanwhile) must count too.
-struct Departure {
-  TeamImpl& team;
-  ~Departure() { team.leave_arrival_call(); }
-};
+// One thread's part in a call led by arrival. On construction it publishes its arguments and
+// takes a ticket (its arrival order: first, last), and fails the call if its own arguments are
+// wrong; on destruction it leaves the call, however the call ends: a root waiting for the others
+// to be done with its buffer counts departures, and a thread that throws must count too.
+class Participation {
+ public:
+  Participation(TeamImpl& team, int me, CallDescriptor d) : team_(team) {
+    const std::string invalid = d.invalid;
+    const Collective collective = d.call.collective;
+    const int root_rank = d.call.root;
+    parity = team.begin_arrival_call(me, std::move(d));
+    const auto T = static_cast<std::uint64_t>(team.threads());
+    m = team.arrival_calls(me);
+    const std::uint64_t position =
+        team.arrival().tickets.fetch_add(1, std::memory_order_acq_rel) - (m - 1) * T;
+    first = position == 0;
+    last = position == T - 1;
+    if (!invalid.empty()) {
+      team.leave_arrival_call();  // the destructor does not run when the constructor throws
+      fail_call(team, std::make_exception_ptr(Error(Errc::invalid_argument,
+                                                    std::string("tlc ") + to_string(collective) +
+                                                        ": " + team.who(me) + ": " + invalid)));
+    }
+    root_process = team.process_of(root_rank);
+    root = root_process == team.process() ? root_rank - team.first_rank() : -1;
+  }
+  ~Participation() { team_.leave_arrival_call(); }
+  Participation(const Participation&) = delete;
+  Participation& operator=(const Participation&) = delete;
 
-// The call number of this thread's current call led by arrival and whether it arrived last.
-struct Arrival {
-  std::uint64_t m = 0;
+  int parity = 0;
+  std::uint64_t m = 0;  // the number of this call among the team's calls led by arrival
   bool first = false, last = false;
-};
+  int root_process = 0;
+  int root = -1;  // the root's local index, -1 when it is in another process
 
-Arrival take_ticket(TeamImpl& team, int me) {
-  const auto T = static_cast<std::uint64_t>(team.threads());
-  const std::uint64_t m = team.arrival_calls(me);
-  const std::uint64_t position =
-      team.arrival().tickets.fetch_add(1, std::memory_order_acq_rel) - (m - 1) * T;
-  return {m, position == 0, position == T - 1};
-}
+ private:
+  TeamImpl& team_;
+};
 
 template <class Ready>
 void wait_for(TeamImpl& team, Ready&& ready, const char* what,
@@ -97,20 +115,12 @@ void wait_for(TeamImpl& team, Ready&& ready, const char* what,
 void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   const Call c = d.call;
   const std::size_t e = c.type.size, n = d.count, bytes = n * e;
-  const std::string invalid = d.invalid;
   const auto* own = static_cast<const std::byte*>(d.contribution);
-  const int parity = team.begin_arrival_call(me, std::move(d));
-  const Arrival arrival = take_ticket(team, me);
-  const Departure departure{team};
-  if (!invalid.empty())
-    fail_call(team, std::make_exception_ptr(Error(Errc::invalid_argument,
-                                                  "tlc reduce: " + team.who(me) + ": " + invalid)));
+  const Participation arrival(team, me, std::move(d));
   const std::uint64_t m = arrival.m;
+  const int parity = arrival.parity, root = arrival.root, root_process = arrival.root_process;
   ArrivalState& a = team.arrival();
   const int threads = team.threads();
-  const int root_process = team.process_of(c.root);
-  const bool root_here = root_process == team.process();
-  const int root = root_here ? c.root - team.first_rank() : -1;
 
   if (!arrival.last && me != root) {  // deposit and return
     if (bytes) std::memcpy(team.deposit(me).reserve(bytes), own, bytes);
@@ -188,21 +198,14 @@ void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
 void bcast_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   const Call c = d.call;
   const std::size_t bytes = d.count * c.type.size;
-  const std::string invalid = d.invalid;
   auto* buffer = static_cast<std::byte*>(c.recv);
-  const int parity = team.begin_arrival_call(me, std::move(d));
-  const Arrival arrival = take_ticket(team, me);
-  const Departure departure{team};
-  if (!invalid.empty())
-    fail_call(team, std::make_exception_ptr(Error(Errc::invalid_argument,
-                                                  "tlc bcast: " + team.who(me) + ": " + invalid)));
+  const Participation arrival(team, me, std::move(d));
   const std::uint64_t m = arrival.m;
+  const int parity = arrival.parity, root = arrival.root, root_process = arrival.root_process;
+  const bool root_here = root >= 0;
   ArrivalState& a = team.arrival();
   const int threads = team.threads();
   const bool across = team.processes() > 1;
-  const int root_process = team.process_of(c.root);
-  const bool root_here = root_process == team.process();
-  const int root = root_here ? c.root - team.first_rank() : -1;
   auto network = [&](void* data) {
     team.mark_led(me);
     or_fail(team, [&] { team.comm().bcast(data, bytes, root_process); });

@@ -93,51 +93,22 @@ std::string algo_variable(Collective c) {
   return name;
 }
 
-bool fallback_error(const std::string& option) {
-  std::string origin = "TeamOptions::fallback";
+// A setting with two values, from TeamOptions (`option`, with its name for errors) or else the
+// environment variable; true for `second`, false for `first` or when neither says.
+bool either(const std::string& option, const char* option_name, const char* variable_name,
+            const char* first, const char* second) {
+  std::string origin = option_name;
   std::string value = option;
   if (value.empty()) {
-    const char* text = variable("TLC_FALLBACK");
+    const char* text = variable(variable_name);
     if (!text) return false;
     value = text;
-    origin = "TLC_FALLBACK";
+    origin = variable_name;
   }
-  if (value == "plan") return false;
-  if (value == "error") return true;
+  if (value == first) return false;
+  if (value == second) return true;
   throw Error(Errc::invalid_argument,
-              "tlc: " + origin + "='" + value + "' (expected 'plan' or 'error')");
-}
-
-// Whether a time-out ends the job (TeamOptions::timeout_action, else TLC_TIMEOUT_ACTION).
-bool timeout_action_is_abort(const std::string& option) {
-  std::string origin = "TeamOptions::timeout_action";
-  std::string value = option;
-  if (value.empty()) {
-    const char* text = variable("TLC_TIMEOUT_ACTION");
-    if (!text) return false;
-    value = text;
-    origin = "TLC_TIMEOUT_ACTION";
-  }
-  if (value == "error") return false;
-  if (value == "abort") return true;
-  throw Error(Errc::invalid_argument,
-              "tlc: " + origin + "='" + value + "' (expected 'error' or 'abort')");
-}
-
-// Whether leaders are elected by arrival (TeamOptions::leaders, else TLC_LEADERS).
-bool arrival_leaders(const std::string& option) {
-  std::string origin = "TeamOptions::leaders";
-  std::string value = option;
-  if (value.empty()) {
-    const char* text = variable("TLC_LEADERS");
-    if (!text) return false;
-    value = text;
-    origin = "TLC_LEADERS";
-  }
-  if (value == "static") return false;
-  if (value == "dynamic") return true;
-  throw Error(Errc::invalid_argument,
-              "tlc: " + origin + "='" + value + "' (expected 'static' or 'dynamic')");
+              "tlc: " + origin + "='" + value + "' (expected '" + first + "' or '" + second + "')");
 }
 
 CostParameters cost_parameters() {
@@ -164,7 +135,8 @@ Config Config::read(const TeamOptions& o) {
   c.node_is_process = node_is_process_variable();
   c.timeout_seconds =
       o.timeout_seconds > 0 ? o.timeout_seconds : env_seconds("TLC_TIMEOUT").value_or(0);
-  c.timeout_aborts_job = timeout_action_is_abort(o.timeout_action);
+  c.timeout_aborts_job = either(o.timeout_action, "TeamOptions::timeout_action",
+                                "TLC_TIMEOUT_ACTION", "error", "abort");
   c.pipeline_chunk_asked = pipeline_chunk(o);
   c.check = o.check.value_or(env_switch("TLC_CHECK").value_or(false));
   const std::optional<bool> stats_variable = env_switch("TLC_STATS");
@@ -180,9 +152,11 @@ Config Config::read(const TeamOptions& o) {
   for (const auto& [collective, name] : o.algorithms)
     c.plan.forced[static_cast<std::size_t>(collective)] = parse_override(
         collective, name, std::string("TeamOptions::algorithms[") + to_string(collective) + "]");
-  c.plan.fallback_error = fallback_error(o.fallback);
+  c.plan.fallback_error =
+      either(o.fallback, "TeamOptions::fallback", "TLC_FALLBACK", "plan", "error");
   c.plan.verbose = env_switch("TLC_VERBOSE").value_or(false);
-  c.plan.arrival_leaders = arrival_leaders(o.leaders);
+  c.plan.arrival_leaders =
+      either(o.leaders, "TeamOptions::leaders", "TLC_LEADERS", "static", "dynamic");
   c.plan.costs = cost_parameters();
   return c;
 }
