@@ -6,6 +6,8 @@
 #   <prefix>/lib/cmake/tlc/tlcConfig.cmake     find_package(tlc) entry point; re-finds the
 #   <prefix>/lib/cmake/tlc/tlcConfigVersion.cmake   dependencies (MPI, TBB, Threads, hwloc)
 #   <prefix>/lib/cmake/tlc/tlcTargets*.cmake
+#   <prefix>/lib/pkgconfig/tlc.pc              for pkg-config (relocatable: paths from the file's
+#                                              own place); MPI comes from the mpicxx wrapper
 #
 # A consumer writes find_package(tlc REQUIRED) and links tlc::tlc. tlc is a static library by
 # default, so its PRIVATE dependencies (TBB::tbb, PkgConfig::HWLOC) appear in the exported link
@@ -57,6 +59,23 @@ else()
   set(TLC_INSTALLED_STATIC OFF)
 endif()
 unset(_tlc_type)
+
+# pkg-config: the prefix is found from the .pc file's own directory, so the file stays right
+# under `cmake --install --prefix` anywhere. A static libtlc needs hwloc and TBB on the link line
+# of every consumer, so they are plain requirements then; `pkg-config --static` would also pull
+# in hwloc's own private libraries (libudev), which a static libtlc over shared hwloc does not
+# need.
+file(RELATIVE_PATH TLC_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+string(REGEX REPLACE "/$" "" TLC_PC_TO_PREFIX "${TLC_PC_TO_PREFIX}")
+if(TLC_INSTALLED_STATIC)
+  set(TLC_PC_REQUIRES "Requires: hwloc tbb")
+else()
+  set(TLC_PC_REQUIRES "Requires.private: hwloc tbb")
+endif()
+configure_file("${PROJECT_SOURCE_DIR}/cmake/tlc.pc.in" "${PROJECT_BINARY_DIR}/tlc.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/tlc.pc"
+        DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
+        COMPONENT tlc_development)
 
 configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/tlcConfig.cmake.in"

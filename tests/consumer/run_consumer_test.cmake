@@ -4,6 +4,8 @@
 #   2. configure project/ with CMAKE_PREFIX_PATH=<PREFIX>, same generator and compilers
 #   3. cmake --build
 #   4. <mpiexec> -n 2 tlc_consumer     (TLC_NODE=process TLC_PIN=0 come from the test's environment)
+#   5. the same program built with mpicxx and `pkg-config --cflags/--libs tlc` against
+#      the installed tlc.pc, and run the same way
 # Any failure prints "tlc_consumer_package FAILED: <step>" (the test's FAIL_REGULAR_EXPRESSION).
 cmake_minimum_required(VERSION 3.25)
 
@@ -85,4 +87,30 @@ endif()
 # MPIEXEC_PREFLAGS / MPIEXEC_POSTFLAGS are lists, expanded unquoted as add_test does.
 run_step(run "${MPIEXEC_EXECUTABLE}" ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS} "${_exe}"
          ${MPIEXEC_POSTFLAGS})
+
+# 5. The same program built with pkg-config and the MPI wrapper instead of CMake, and run.
+if(NOT "${PKG_CONFIG_EXECUTABLE}" STREQUAL "" AND NOT "${MPI_CXX_COMPILER}" STREQUAL "")
+  file(GLOB _pc_files "${PREFIX}/*/pkgconfig/tlc.pc" "${PREFIX}/*/*/pkgconfig/tlc.pc")
+  list(LENGTH _pc_files _pc_count)
+  if(NOT _pc_count EQUAL 1)
+    message(FATAL_ERROR "tlc_consumer_package FAILED: expected one installed tlc.pc, found '${_pc_files}'")
+  endif()
+  get_filename_component(_pc_dir "${_pc_files}" DIRECTORY)
+  set(ENV{PKG_CONFIG_PATH} "${_pc_dir}")
+  execute_process(COMMAND "${PKG_CONFIG_EXECUTABLE}" --cflags tlc OUTPUT_VARIABLE _pc_cflags
+                  RESULT_VARIABLE _rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND "${PKG_CONFIG_EXECUTABLE}" --libs tlc OUTPUT_VARIABLE _pc_libs
+                  RESULT_VARIABLE _rc2 OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT _rc STREQUAL "0" OR NOT _rc2 STREQUAL "0")
+    message(FATAL_ERROR "tlc_consumer_package FAILED: pkg-config cannot read tlc.pc")
+  endif()
+  separate_arguments(_pc_cflags UNIX_COMMAND "${_pc_cflags}")
+  separate_arguments(_pc_libs UNIX_COMMAND "${_pc_libs}")
+  separate_arguments(_extra UNIX_COMMAND "${CXX_FLAGS}")
+  set(_pc_exe "${CONSUMER_BINARY_DIR}/tlc_consumer_pkgconfig")
+  run_step(pkgconfig-build "${MPI_CXX_COMPILER}" -std=c++20 ${_extra} ${_pc_cflags}
+           "${CONSUMER_SOURCE_DIR}/main.cpp" -o "${_pc_exe}" ${_pc_libs})
+  run_step(pkgconfig-run "${MPIEXEC_EXECUTABLE}" ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS}
+           "${_pc_exe}" ${MPIEXEC_POSTFLAGS})
+endif()
 message(STATUS "tlc_consumer_package: all steps succeeded")
