@@ -37,7 +37,7 @@ std::uint64_t read(const std::atomic<std::uint64_t>& counter) noexcept {
 void TeamImpl::stats_arrive(int me) noexcept {
   ThreadSlot& s = slot(me);
   // The begin step of this call will make it call s.calls + 1.
-  s.arrival_ns[(s.calls + 1) & 1] = now_ns();
+  s.arrival_ns[(s.calls + 1) % 3] = now_ns();
   s.led = false;
 }
 
@@ -45,9 +45,10 @@ void TeamImpl::stats_exit(int me, Collective c) noexcept {
   const std::int64_t exit = now_ns();
   ThreadSlot& s = slot(me);
   const int parity = static_cast<int>(s.calls & 1);
+  const std::size_t stamp = s.calls % 3;
   StatsCounters& k = s.counters[static_cast<std::size_t>(c)];
   add(k.calls, 1);
-  add(k.in_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, exit - s.arrival_ns[parity])));
+  add(k.in_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, exit - s.arrival_ns[stamp])));
   if (s.led) add(k.led, 1);
   // A call led by arrival may be left before the others arrive: then this thread spent no time
   // after the last arrival, was not last, and cannot see the spread of the arrivals.
@@ -58,7 +59,7 @@ void TeamImpl::stats_exit(int me, Collective c) noexcept {
   int last_thread = 0;
   double sum = 0;
   for (int t = 0; t < threads_; ++t) {
-    const std::int64_t a = slot(t).arrival_ns[parity];
+    const std::int64_t a = slot(t).arrival_ns[stamp];
     first = std::min(first, a);
     if (a > last) {
       last = a;
@@ -73,7 +74,7 @@ void TeamImpl::stats_exit(int me, Collective c) noexcept {
   const double mean = sum / threads_;
   double delta = 0;
   for (int t = 0; t < threads_; ++t)
-    delta += std::fabs(static_cast<double>(slot(t).arrival_ns[parity]) - mean);
+    delta += std::fabs(static_cast<double>(slot(t).arrival_ns[stamp]) - mean);
   add(k.delta_ns, static_cast<std::uint64_t>(delta / threads_));
   const auto omega = static_cast<std::uint64_t>(last - first);
   add(k.omega_ns, omega);

@@ -201,10 +201,12 @@ struct alignas(cache_line_size) ThreadSlot {
   std::uint64_t last_arrival_call = 0;
   PlanCache plans;                // the plans this thread asked for
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
-  // Telemetry (TLC_STATS): the owner's arrival at the call of each parity, written before it
-  // announces the call (so every thread may read it after the begin step, until the owner's
-  // call k+2), whether it led in the current call, and its counters per collective kind.
-  std::int64_t arrival_ns[2] = {0, 0};
+  // Telemetry (TLC_STATS): the owner's arrival at call k in arrival_ns[k % 3], written before it
+  // announces the call, whether it led in the current call, and its counters per collective
+  // kind. Three slots, not two: after a call led by arrival, a thread that left early may take
+  // its stamp of call k+2 (before waiting for call k+1 to be complete) while a thread that left
+  // call k last still reads the stamps of call k.
+  std::int64_t arrival_ns[3] = {0, 0, 0};
   bool led = false;
   std::array<StatsCounters, collective_count> counters{};
 };

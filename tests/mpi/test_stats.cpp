@@ -4,6 +4,7 @@
 // the last arrival <= time in the collective); leaders are the threads that ran the
 // inter-process step; TLC_STATS=1 prints every process's table on process 0.
 #include <unistd.h>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,8 @@ const tlc::CollectiveStats* find(const tlc::TeamStats& s, Collective c) {
     if (k.collective == c) return &k;
   return nullptr;
 }
+// The result points into s: a temporary would leave it dangling.
+const tlc::CollectiveStats* find(tlc::TeamStats&& s, Collective c) = delete;
 
 TEST(Stats, OffUnlessAskedFor) {
   tlc::TeamOptions o = test_options(2);
@@ -117,9 +120,43 @@ TEST(Stats, EveryLaneThreadLeads) {
     std::vector<double> v(1000, 1.0);
     for (int k = 0; k < 5; ++k) me.allreduce(std::span<double>(v));
   });
-  const tlc::CollectiveStats* k = find(team.stats(), Collective::allreduce);
+  const tlc::TeamStats stats = team.stats();  // find() points into it: keep it alive
+  const tlc::CollectiveStats* k = find(stats, Collective::allreduce);
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->led, (std::vector<std::uint64_t>{5, 5}));
+}
+
+// Leaders elected by arrival (dynamic reduce, root rank 0): the root leads in its process, the
+// last thread to arrive leads elsewhere. The order is forced, not timed: a thread that must be
+// late waits until the other has returned from the same call (which it does early, having only
+// deposited its contribution).
+TEST(Stats, ElectedLeadersFollowArrival) {
+  if (world_size() == 1) GTEST_SKIP() << "one process has no inter-process step to lead";
+  constexpr int calls = 5;
+  for (const int late_elsewhere : {0, 1}) {  // the late thread of the processes without the root
+    tlc::TeamOptions o = test_options(2);
+    o.stats = true;
+    o.algorithms[Collective::reduce] = "dynamic";
+    tlc::Team team(MPI_COMM_WORLD, o);
+    std::atomic<int> returned{0};
+    const int late = team.process() == 0 ? 0 : late_elsewhere;  // the root arrives last at home
+    team.run([&](tlc::Thread& me) {
+      std::vector<double> v(100, 1.0), sum(v.size());
+      for (int k = 0; k < calls; ++k) {
+        if (me.local_index() == late)
+          while (returned.load() < k + 1) std::this_thread::yield();
+        me.reduce(std::span<const double>(v), std::span<double>(sum), 0);
+        if (me.local_index() != late) returned.fetch_add(1);
+      }
+    });
+    const tlc::TeamStats stats = team.stats();
+    const tlc::CollectiveStats* k = find(stats, Collective::reduce);
+    ASSERT_NE(k, nullptr);
+    std::vector<std::uint64_t> expected{0, 0};
+    expected[static_cast<std::size_t>(late)] = calls;
+    EXPECT_EQ(k->led, expected) << "process " << team.process() << ", late thread " << late;
+    EXPECT_EQ(k->arrived_last, expected) << "process " << team.process();
+  }
 }
 
 // TLC_STATS=1: process 0 prints a row per process and collective when the team is destroyed.
