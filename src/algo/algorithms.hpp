@@ -43,6 +43,10 @@ std::string check_own_arguments(const Call& call, int rank, int size, CallDescri
 // make (user op objects, v-variant counts): the same Error on every thread, before any data
 // moves. Every algorithm begins with this.
 TeamImpl::CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry = false);
+// What the descriptors of all threads of the process show that their fingerprints cannot (user
+// op functions, v-variant counts against the sizes the ranks pass); "" when they agree. For a
+// thread that sees every descriptor of the call.
+std::string disagreement(const TeamImpl::CallView& view);
 
 // --- Helpers shared by the single-process algorithms (algo/local_plan.cpp) ---
 using CallView = TeamImpl::CallView;

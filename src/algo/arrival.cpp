@@ -132,12 +132,8 @@ void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
     // Everybody has published: check them all before anything is combined.
     or_fail(team, [&] {
       team.check_all_agree(parity);
-      for (int t = 1; t < threads; ++t)
-        if (view[t].call.combine != view[0].call.combine)
-          throw Error(Errc::mismatch, "tlc reduce: " + team.who(0) + " passed op " +
-                                          to_string(view[0].call.op) + " but " + team.who(t) +
-                                          " passed a different op (" + to_string(view[t].call.op) +
-                                          ")");
+      if (const std::string problem = disagreement(view); !problem.empty())
+        throw Error(Errc::mismatch, "tlc reduce: " + problem);
     });
     wait_for(
         team,

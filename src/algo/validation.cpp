@@ -364,18 +364,23 @@ std::string compare_processes(TeamImpl& team, const CallDescriptor& d) {
 
 }  // namespace
 
+std::string disagreement(const CallView& view) {
+  const TeamImpl& team = *view.team;
+  const Call& first = view[0].call;
+  for (int i = 1; i < team.threads(); ++i)
+    if (view[i].call.combine != first.combine)
+      return team.who(0) + " passed op " + to_string(first.op) + " but " + team.who(i) +
+             " passed a different op (" + to_string(view[i].call.op) + ")";
+  return cross_check(view);
+}
+
 CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
   const CallView view = team.begin_call(me, std::move(d), carry);
   // Equal fingerprints: every thread published its descriptor. These checks read memory the
   // callers own (v-variant counts, through their descriptors), so no thread may leave with the
   // error before all are done reading; all reach the same verdict and wait alike.
   const CallDescriptor& first = view[0];
-  std::string problem;
-  for (int i = 1; i < team.threads() && problem.empty(); ++i)
-    if (view[i].call.combine != first.call.combine)
-      problem = team.who(0) + " passed op " + to_string(first.call.op) + " but " + team.who(i) +
-                " passed a different op (" + to_string(view[i].call.op) + ")";
-  if (problem.empty()) problem = cross_check(view);
+  std::string problem = disagreement(view);
   if (problem.empty() && team.checks_processes()) {
     // Before any data moves, the processes compare their calls: thread 0 asks, the others wait.
     const std::uint64_t s = team.next_step(me);

@@ -279,6 +279,12 @@ void ProcessComm::poll(Test&& test, const char* what) {
   const Clock::time_point start = Clock::now();
   const bool timed = watch_.timeout_seconds > 0;
   const auto limit = std::chrono::duration<double>(watch_.timeout_seconds);
+  // Giving up leaves the operation pending inside MPI: this communicator is not freed, and
+  // tlc::Environment ends the job instead of finalising.
+  const auto give_up = [&] {
+    abandoned_ = true;
+    g_abandoned.store(true, std::memory_order_release);
+  };
   for (int attempt = 0;; ++attempt) {
     int done = 0;
     {
@@ -288,14 +294,12 @@ void ProcessComm::poll(Test&& test, const char* what) {
     if (done) return;
     if (attempt < 64) continue;
     if (watch_.abandoned && watch_.abandoned()) {
-      abandoned_ = true;
-      g_abandoned.store(true, std::memory_order_release);
+      give_up();
       throw TeamAborted(std::string("tlc: team aborted while waiting for ") + what +
                         " between processes");
     }
     if (timed && Clock::now() - start > limit) {
-      abandoned_ = true;
-      g_abandoned.store(true, std::memory_order_release);
+      give_up();
       const std::string message =
           "tlc: waited " + std::to_string(watch_.timeout_seconds) + " s (TLC_TIMEOUT) for " + what +
           " between processes: another process did not reach this call, or failed";
