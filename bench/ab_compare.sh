@@ -3,8 +3,8 @@
 # (README sweep, --intra, --algorithms), each case run by the old and the new build in turn,
 # round after round, so that the machine's drift falls on both alike. Prints, per case and size,
 # the median over rounds of new/old for every time taken relative to a baseline of the same run
-# (tlc/mpi, tlc/master, tlc against the memory bound, each forced algorithm/mpi, the 8-byte
-# allreduce against a bare barrier): absolute times move together from run to run on this
+# (tlc/mpi, tlc/master, tlc against the memory bound, the selector against each forced algorithm
+# and MPI; the CSV of tlc-bench since its one driver: builds before it print another format): absolute times move together from run to run on this
 # machine (e.g. when the scheduler puts both MPI processes' main threads on one core), ratios
 # within a run do not.
 #
@@ -34,10 +34,10 @@ cases=${AB_CASES:-sweep,intra,algorithms}
 # name|processes|tlc-bench arguments (each run adds --csv)
 all_cases=(
   "sweep_allreduce|2|--collective allreduce --min-size 8 --max-size 64M"
-  "intra_allreduce|2|--intra --threads 2 --collective allreduce --min-size 8 --max-size 16M"
-  "intra_bcast|2|--intra --threads 2 --collective bcast --min-size 8 --max-size 16M"
-  "intra_allgather|2|--intra --threads 2 --collective allgather --min-size 8 --max-size 16M"
-  "intra_alltoall|2|--intra --threads 2 --collective alltoall --min-size 8 --max-size 16M"
+  "intra_allreduce|2|--intra --threads 2 --collective allreduce --min-size 8 --max-size 16M --step 2"
+  "intra_bcast|2|--intra --threads 2 --collective bcast --min-size 8 --max-size 16M --step 2"
+  "intra_allgather|2|--intra --threads 2 --collective allgather --min-size 8 --max-size 16M --step 2"
+  "intra_alltoall|2|--intra --threads 2 --collective alltoall --min-size 8 --max-size 16M --step 2"
   "algorithms_allreduce|2|--algorithms --threads 1 --collective allreduce --min-size 8 --max-size 64M"
   "algorithms_allgather|2|--algorithms --threads 1 --collective allgather --min-size 8 --max-size 64M"
 )
@@ -69,26 +69,23 @@ out, rounds = sys.argv[1], int(sys.argv[2])
 def load(path):
     with open(path) as f:
         rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
-    # Rows are keyed by what they measure and their size (--intra adds barrier rows).
-    return {(r["collective"], int(r["bytes"])): r for r in rows}
+    # One line per size and implementation: keyed by what they measure and their size.
+    table = defaultdict(dict)
+    for r in rows:
+        table[(r["collective"], int(r["bytes"]))][r["impl"]] = r
+    return table
 
-# Every figure as a time relative to a baseline of the same run (lower is better), so that the
-# machine's state, which moves all of a run's times together, drops out.
-def normalized(row):
+# Every figure as tlc's time relative to a baseline of the same run (lower is better), so that
+# the machine's state, which moves all of a run's times together, drops out.
+def normalized(impls):
     got = {}
-    for col, text in row.items():
+    for impl, r in impls.items():
         try:
-            x = float(text)
+            x = float(r["ratio"])
         except (TypeError, ValueError):
             continue
-        if x <= 0:
-            continue
-        if col.endswith("/mpi") or col in ("tlc/master",):
-            got[col] = x
-        elif col in ("mpi/tlc", "bound/tlc"):
-            got["tlc/" + col.split("/")[0]] = 1 / x
-        elif col == "over_bare_barrier":
-            got["/bare_barrier"] = x
+        if x > 0:
+            got["tlc/" + impl] = 1 / x
     return got
 
 names = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(f"{out}/*.csv")})

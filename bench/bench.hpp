@@ -1,20 +1,32 @@
-// tlc-bench internals: options, the measurement protocol shared by every implementation, and the
-// Case interface. A collective is benchmarked as three Cases measured in the same run on the same
-// input values: tlc itself, raw MPI (the inter-process part alone) and the OpenMP master-only
-// pattern tlc replaces. Adding a collective means writing its three Cases and one table entry in
-// main.cpp.
+// tlc-bench internals: options, the measurement protocol shared by every implementation, the
+// registry of collectives and implementations (Cases), the one sweep loop and its reporters.
+//
+// Every mode of tlc-bench but --skew and the two lane benchmarks is a selection for the one
+// driver (driver.cpp): which collectives, which implementations (columns) and which shape:
+//   --intra       process 0 alone runs a team of T threads; MPI everywhere runs T processes
+//                 (the main job: one node, one thread per core)
+//   (default)     a team on every process against raw MPI (one rank per process) and the
+//                 master-only pattern across processes
+//   --algorithms  a team per forced inter-process algorithm, and the selector's, against raw MPI
+//   --lanes-sweep a team per (threads per process, lanes) configuration
+// Adding a collective is one entry in collectives.cpp and its cases in cases.cpp.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <mpi.h>
 
 #include <tlc/tlc.hpp>
 
@@ -26,9 +38,10 @@ namespace tlc_bench {
 enum class Format { table, csv, json };
 
 struct Options {
-  std::string collective = "allreduce";
+  std::string collective;           // "" : the mode's default
   std::size_t min_size = 8;         // bytes per thread buffer
   std::size_t max_size = 64 << 20;  // bytes per thread buffer
+  int step = 0;                     // size factor between rows; 0: the mode's default
   int threads = 0;            // per process; 0: tlc's default (TLC_THREADS, else one per core)
   int lanes = 0;              // 0: tlc's default
   std::string algorithm;      // empty: tlc's selector decides
@@ -37,13 +50,16 @@ struct Options {
   int reps = 5;               // the timed calls are split into reps; the median is reported
   double skew_us = 0;         // arrival skew spread over the threads of a process
   Format format = Format::table;
-  std::optional<bool> pin;  // unset: tlc pins only when every thread gets its own PU
-  bool intra = false;       // --intra: one process's team against the bandwidth bound and MPI
-  std::string lane_mode;    // --lane-pattern / --multi-collective: Traff's lane benchmarks
-  bool algorithms = false;  // --algorithms: every inter-process algorithm against raw MPI
-  bool skew = false;        // --skew: arrival imbalance, static against dynamic leaders
-  double delay_us = 1000;   // --delay-us: the D of the --skew distributions
-  unsigned seed = 1;        // --seed: of the --skew delays
+  std::string out;           // --out PREFIX: table, CSV and JSON into PREFIX.{txt,csv,json}
+  bool in_place = true;      // measure tlc's in-place form too (where the collective has one)
+  std::optional<bool> pin;   // unset: tlc pins only when every thread gets its own PU
+  bool intra = false;        // --intra: one process's team against MPI everywhere (main job)
+  std::string lane_mode;     // --lane-pattern / --multi-collective: Traff's lane benchmarks
+  bool algorithms = false;   // --algorithms: every inter-process algorithm against raw MPI
+  bool lanes_sweep = false;  // --lanes-sweep: threads per process x lanes
+  bool skew = false;         // --skew: arrival imbalance, static against dynamic leaders
+  double delay_us = 1000;    // --delay-us: the D of the --skew distributions
+  unsigned seed = 1;         // --seed: of the --skew delays
   std::vector<std::size_t> skew_sizes;  // --sizes: of --skew (default 64 B, 64 KiB, 4 MiB)
   std::vector<std::string> skews;       // --skews: of --skew (default: all)
   bool help = false;
@@ -79,18 +95,6 @@ double median(std::vector<double> values);
 // Timed calls of repetition r of `reps` when `iters` calls are split over them (at least one).
 int calls_in(int iters, int reps, int r);
 
-class Case;
-// Adaptive iteration counts (unless --iters): min(bytes_per_measurement / size, 0.2 s / warm-up
-// time per call), clamped to [4, max_iters]. The defaults are the sweep's.
-struct IterationLimits {
-  std::size_t bytes_per_measurement = std::size_t{256} << 20;
-  int max_iters = 1000;
-};
-// Warms up and returns the number of timed calls (the same on every process).
-int calibrate(Case& c, std::size_t bytes, const Options& o, const IterationLimits& limits);
-// Element counts per thread buffer: --min-size doubling up to --max-size, duplicates dropped.
-std::vector<std::size_t> element_counts(const Options& o);
-
 // Runs the loop on one thread and returns that thread's mean seconds per call. Without skew
 // the whole loop is timed (OSU style). With skew each call is timed from arrival (after the
 // thread's own delay) to exit, so a thread's delay is not counted as its own collective time;
@@ -123,17 +127,20 @@ struct alignas(64) PaddedDouble {
   double value = 0;
 };
 
-inline double max_of(const std::vector<PaddedDouble>& values) {
-  double m = 0;
-  for (const PaddedDouble& v : values) m = std::max(m, v.value);
-  return m;
-}
-
-// MPI_Allreduce(MAX) over MPI_COMM_WORLD, from the calling (main) thread.
-double global_max(double local);
+// Seconds per call of one measurement, over the participants (threads, processes) that made
+// it: the slowest one's mean (what the collective costs: OSU's and nccl-tests' time), the mean
+// and the fastest.
+struct Timing {
+  double max = 0;
+  double avg = 0;
+  double min = 0;
+};
+Timing summarise(const std::vector<PaddedDouble>& per_participant);
+// Combines the Timings of the processes of MPI_COMM_WORLD (every process calls it).
+Timing global_timing(const Timing& local, int participants_here);
 
 // ---------------------------------------------------------------------------------------------
-// Input data and verification
+// Input data
 
 // Contribution of global rank `rank` at element i. Small integers, so that every sum is exact
 // in double and any summation order gives the same bits.
@@ -141,137 +148,22 @@ inline double input_value(int rank, std::size_t i) {
   return 1.0 + static_cast<double>((i + 3 * static_cast<std::size_t>(rank)) % 11);
 }
 
-// The sum over ranks 0..ranks-1 of input_value; periodic in i with period 11.
-class Expected {
- public:
-  explicit Expected(int ranks);
-  double at(std::size_t i) const { return sums_[i % sums_.size()]; }
-
- private:
-  std::vector<double> sums_;
-};
-
-// who + "element i of count is got, expected want".
-std::string mismatch_text(std::size_t i, std::size_t count, double got, double want,
-                          const std::string& who);
-
-// "" if out[i] == want(i) for every i < count, else mismatch_text of the first that differs.
-// Exact on purpose: the benchmarks' inputs make every result exact (NaN poison fails too).
-template <class Want>
-std::string first_mismatch(const double* out, std::size_t count, Want&& want,
-                           const std::string& who) {
-  for (std::size_t i = 0; i < count; ++i)
-    if (const double w = want(i); !(out[i] == w)) return mismatch_text(i, count, out[i], w, who);
-  return {};
-}
-
 // Fills a buffer that a check reads afterwards with NaN, so that an unwritten element fails.
 void poison(double* data, std::size_t count);
 
-// "" if recv[0..count) matches, else a description of the first mismatch.
-std::string check_sum(const double* recv, std::size_t count, const Expected& expected,
-                      const std::string& who);
-
 // A buffer of doubles that is not touched on allocation, so that the thread that fills it first
-// owns its pages (first touch decides NUMA placement).
-using Buffer = std::unique_ptr<double[]>;
+// owns its pages (first touch decides NUMA placement). Cache-line aligned: glibc's memcpy takes
+// `rep movsb` for mid-sized copies, which on some x86 cores runs an order of magnitude slower
+// when destination and source are 16 bytes apart modulo the page, as two 16-byte-aligned heap
+// blocks can be; every implementation gets the same alignment, so none wins by chance.
+struct AlignedDelete {
+  void operator()(double* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
+};
+using Buffer = std::unique_ptr<double[], AlignedDelete>;
 inline Buffer untouched_buffer(std::size_t count) {
-  return Buffer(new double[std::max<std::size_t>(count, 1)]);
+  return Buffer(static_cast<double*>(
+      ::operator new[](std::max<std::size_t>(count, 1) * sizeof(double), std::align_val_t{64})));
 }
-
-// ---------------------------------------------------------------------------------------------
-// Cases
-
-struct Context {
-  tlc::Team& team;
-  int threads;    // per process
-  int process;    // rank in MPI_COMM_WORLD
-  int processes;  // size of MPI_COMM_WORLD
-};
-
-// One implementation of one collective. Every member is called on every process by the main
-// thread, in the same order (the members are collective over MPI_COMM_WORLD).
-class Case {
- public:
-  virtual ~Case() = default;
-  // Allocates and fills buffers of `count` elements, each in the thread that will use it.
-  virtual void prepare(std::size_t count) = 0;
-  // Seconds per call: the maximum over all threads of all processes of the per-thread mean.
-  virtual double time(const Loop& loop) = 0;
-  // Runs one call into poisoned receive buffers and checks the result on this process. Returns
-  // "" or what went wrong.
-  virtual std::string verify() { return {}; }
-};
-
-using CaseFactory = std::unique_ptr<Case> (*)(const Context&);
-
-struct CollectiveSpec {
-  const char* name;
-  tlc::Collective kind;     // for --algorithm
-  bool sized;               // false: a single row without payload (barrier)
-  const char* what;         // header description of the tlc call
-  const char* mpi_what;     // header description of the raw MPI baseline
-  const char* master_what;  // header description of the master-only baseline
-  CaseFactory tlc;
-  CaseFactory mpi;
-  CaseFactory master;
-};
-
-// tlc_cases.cpp
-std::unique_ptr<Case> make_tlc_allreduce(const Context& ctx);
-std::unique_ptr<Case> make_tlc_barrier(const Context& ctx);
-// baselines.cpp
-std::unique_ptr<Case> make_mpi_allreduce(const Context& ctx);
-std::unique_ptr<Case> make_mpi_barrier(const Context& ctx);
-std::unique_ptr<Case> make_master_allreduce(const Context& ctx);
-std::unique_ptr<Case> make_master_barrier(const Context& ctx);
-
-// ---------------------------------------------------------------------------------------------
-// Reporting
-
-struct RunInfo {
-  const CollectiveSpec* spec = nullptr;
-  int processes = 0;
-  int threads = 0;
-  int lanes = 0;
-  bool pinned = false;
-  std::string node_env;      // TLC_NODE as set, or "" when unset
-  std::string mpi_version;   // full MPI_Get_library_version text
-  std::string thread_level;  // MPI_THREAD_*
-  std::string algorithm;     // forced tlc algorithm or ""
-  std::string iters_policy;  // how iterations were chosen
-  double skew_us = 0;
-  std::string omp_env;   // OpenMP wait and binding settings, for the master-only baseline
-  int node_threads = 0;  // threads of all processes on rank 0's node
-  int node_pus = 0;      // hardware threads of that node
-};
-
-struct Row {
-  std::size_t bytes = 0;  // per thread buffer; 0 for payload-free collectives
-  int iters = 0;
-  double tlc_s = 0;  // median repetition of each implementation
-  double mpi_s = 0;
-  double master_s = 0;
-  // Medians over the repetitions of tlc's time over the baseline's in the same repetition.
-  double tlc_over_mpi = 0;
-  double tlc_over_master = 0;
-};
-
-class Reporter {
- public:
-  virtual ~Reporter() = default;
-  virtual void begin(const RunInfo& info) = 0;
-  virtual void row(const Row& row) = 0;  // called as soon as a row is measured
-  virtual void end() = 0;
-};
-
-std::unique_ptr<Reporter> make_reporter(Format format, std::ostream& out);
-
-// report.cpp helpers shared with --intra.
-std::string number(const char* fmt, double value);       // "-" for NaN
-std::string json_number(const char* fmt, double value);  // null for NaN and inf
-std::string json_string(const std::string& s);
-std::string mpi_summary(const std::string& version);  // first line and device of the version
 
 // An element count as MPI's int count; larger buffers are refused with a clear error.
 inline int mpi_count(std::size_t count) {
@@ -281,21 +173,228 @@ inline int mpi_count(std::size_t count) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// --intra (intra.cpp): the threads of one process against the memory-bandwidth bound of the
-// same threads and against MPI everywhere (one process per thread). Returns the exit code.
-int run_intra(const Options& o, const tlc::Environment& env);
+// The collectives (collectives.cpp)
 
-// --algorithms (algorithms.cpp): for one collective, raw MPI (one rank per process) against tlc
-// with each inter-process algorithm forced in turn and with the selector's choice, one team
-// each, sizes in x4 steps. Returns the exit code.
+enum class Kind {
+  barrier,
+  bcast,
+  reduce,
+  allreduce,
+  allgather,
+  alltoall,
+  reduce_scatter_block,
+  scan,
+  gather,
+  scatter
+};
+
+struct CollectiveDef {
+  const char* name;
+  Kind kind;
+  tlc::Collective collective;
+  const char* op;  // "sum" for the reductions, "-" otherwise
+  int root;        // 0 for rooted collectives, -1 otherwise
+  bool in_place;   // tlc has an in-place form worth measuring
+  const char* tlc_what;
+  const char* mpi_what;
+  const char* moved_formula;    // bytes that must move in one process: T threads, n bytes each
+  const char* type = "double";  // element type of the buffers
+  std::size_t element_bytes = sizeof(double);
+};
+
+// Every collective, in the order of the main job.
+const std::vector<CollectiveDef>& collectives();
+const CollectiveDef* find_collective(const std::string& name);
+std::string collective_names();
+
+// The buffers of one rank of `ranks` when the size is n elements. Every rank block the same: n
+// is the send buffer of one rank (scatter: its receive buffer); alltoall and
+// reduce_scatter_block cut it into one block per rank (n a multiple of the ranks). Out of place:
+// the send buffer and the receive buffer; in place: the one buffer, of which the first `output`
+// elements are the result (bcast: its one buffer is the output; send is 0).
+struct Layout {
+  std::size_t send = 0;    // elements of the send buffer, or of the in-place buffer (0: none)
+  std::size_t output = 0;  // elements of the result on this rank (0: none here)
+};
+Layout layout(Kind kind, std::size_t n, int ranks, int rank, bool in_place);
+
+// What element i of rank `rank`'s output must be, every rank q contributing input_value(q, .).
+class Reference {
+ public:
+  Reference(Kind kind, std::size_t n, int ranks);
+  double at(int rank, std::size_t i) const;
+
+ private:
+  double prefix(int rank, std::size_t i) const;  // sum over ranks 0..rank of input_value
+  Kind kind_;
+  std::size_t n_;
+  int ranks_;
+  std::vector<double> prefix_;  // [rank][i % 11]
+};
+
+// Fills rank `rank`'s send buffer (in place: the buffer before the call).
+void fill_input(Kind kind, double* send, std::size_t n, int ranks, int rank, bool in_place);
+// Counts the wrong elements of an output, describing the first in `first` (if still empty).
+std::size_t count_wrong(const Reference& ref, const double* out, std::size_t count, int rank,
+                        const std::string& who, std::string& first);
+
+// Bytes that must move in one process of T threads with n elements per thread buffer (the
+// memory-bandwidth bound's numerator); 0 when nothing moves.
+double moved_bytes(Kind kind, int threads, std::size_t n);
+// nccl-tests' bus bandwidth factor for `ranks` ranks, applied to size / time where size is the
+// per-rank buffer of the table (allgather and gather: the factor includes the R blocks).
+double bus_factor(Kind kind, int ranks);
+// Element counts of the sweep: --min-size up to --max-size in steps of `step`, the largest
+// always included, rounded up to a multiple of `multiple`.
+std::vector<std::size_t> element_counts(const Options& o, int step, std::size_t multiple);
+
+// ---------------------------------------------------------------------------------------------
+// Implementations (cases.cpp)
+
+// One implementation of one collective. Members are called by the main thread of every process
+// that takes part (everyone, or process 0 alone; see Column), in the same order everywhere.
+class Case {
+ public:
+  virtual ~Case() = default;
+  // Allocates and fills buffers of n elements per rank, each in the thread that uses it; 0 frees.
+  virtual void prepare(std::size_t n) = 0;
+  // Runs one call into poisoned outputs and counts wrong elements on this process; the first is
+  // described in `first`.
+  virtual std::size_t check(std::string& first) = 0;
+  // Seconds per call, over every participant of every process taking part.
+  virtual Timing time(const Loop& loop) = 0;
+  // The algorithm it runs for n elements per rank ("" when it has none to tell).
+  virtual std::string algorithm(std::size_t /*n*/) const { return {}; }
+  // Ranks of the collective it runs (what n must be a multiple of for alltoall).
+  virtual int ranks() const = 0;
+};
+
+enum class Role {
+  subject,   // what the row is about: tlc (or the selector's choice)
+  in_place,  // the subject's in-place form
+  baseline,  // timed against the subject: ratio = baseline / subject
+  bound,     // the memory-bandwidth bound: ratio = bound / subject (fraction reached)
+};
+
+struct Column {
+  std::string key;    // CSV/JSON name: tlc, tlc_in_place, mpi_everywhere, master_only, bound, ...
+  std::string label;  // header text
+  Role role = Role::baseline;
+  bool everywhere = true;  // every process takes part; false: process 0 alone
+  std::unique_ptr<Case> impl;
+  std::string note;  // why it is empty, when impl is null or it failed its check
+  // Rank buffers a call processes per process (a team's threads), for comparing configurations
+  // of different sizes by throughput: time / work.
+  double work = 1;
+};
+
+// tlc on a team (on MPI_COMM_WORLD or MPI_COMM_SELF); the team outlives the case.
+std::unique_ptr<Case> make_tlc_case(const CollectiveDef& def, tlc::Team& team, bool in_place);
+// The matching MPI collective on `comm`, one buffer per process.
+std::unique_ptr<Case> make_mpi_case(const CollectiveDef& def, MPI_Comm comm);
+// The OpenMP master-only pattern: T threads combine through shared arrays, thread 0 calls MPI
+// on `comm`, barriers around it.
+std::unique_ptr<Case> make_master_case(const CollectiveDef& def, int threads, MPI_Comm comm);
+// The memory-bandwidth bound of the team's threads (barrier: a bare spin barrier).
+std::unique_ptr<Case> make_bound_case(const CollectiveDef& def, tlc::Team& team);
+
+// ---------------------------------------------------------------------------------------------
+// The driver (driver.cpp) and its reporters (report.cpp)
+
+struct RunHeader {
+  std::string mode;         // "--intra", "across processes", "--algorithms"
+  std::string description;  // what the subject and the baselines are
+  int processes = 0;
+  int threads = 0;  // of the subject's team, per process
+  int lanes = 0;
+  bool pinned = false;
+  std::string node_env;      // TLC_NODE as set, or "" when unset
+  std::string mpi_version;   // full MPI_Get_library_version text
+  std::string thread_level;  // MPI_THREAD_*
+  std::string tlc_version;   // version and commit
+  std::string topology;      // NUMA domains, cores, PUs of this node
+  std::string placement;     // where the subject's threads run and which lanes they drive
+  std::string options;       // the command line
+  std::string iters_policy;  // how iterations were chosen
+  std::string omp_env;       // OpenMP wait and binding settings (master-only baseline)
+  double skew_us = 0;
+  int node_threads = 0;  // threads of all processes on rank 0's node
+  int node_pus = 0;      // hardware threads of that node
+};
+
+struct Cell {
+  Timing t;               // medians over the repetitions
+  double ratio = 0;       // baseline or bound: median of ratios within one repetition
+  std::size_t wrong = 0;  // wrong elements in its check, all processes
+  int iters = 0;          // timed calls over all repetitions
+  bool measured = false;
+};
+
+struct Row {
+  std::size_t bytes = 0;      // per rank buffer (see Layout); 0 for barrier
+  std::size_t count = 0;      // elements
+  int ranks = 0;              // of the subject
+  std::string algorithm;      // the subject's
+  double moved = 0;           // bytes that must move (bound), 0 if none
+  std::vector<Cell> cells;    // one per column, in column order
+  double others_percent = 0;  // CPU taken by other processes meanwhile (NaN: unknown)
+  double steal_percent = 0;
+};
+
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  virtual void begin(const RunHeader& header) = 0;
+  virtual void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns) = 0;
+  virtual void row(const Row& row) = 0;  // as soon as it is measured
+  virtual void end_collective() = 0;
+  virtual void end(double seconds, const std::vector<std::string>& findings) = 0;
+};
+
+std::unique_ptr<Reporter> make_table_reporter(std::ostream& out);
+std::unique_ptr<Reporter> make_csv_reporter(std::ostream& out);
+std::unique_ptr<Reporter> make_json_reporter(std::ostream& out);
+// The short summary: per collective, the subject against each baseline at a small, a medium and
+// the largest size, and the self-consistency findings.
+std::unique_ptr<Reporter> make_summary_reporter(std::ostream& out);
+
+// Runs one sweep; returns the exit code (3 when any result was wrong).
+struct Sweep {
+  RunHeader header;
+  std::vector<const CollectiveDef*> collectives;
+  int step = 2;
+  // Columns of one collective, the subject first; built on every process alike.
+  std::function<std::vector<Column>(const CollectiveDef&)> columns;
+  // Name the fastest column per size range (the configuration this machine wants).
+  bool recommend = false;
+};
+int run_sweep(const Options& o, Sweep& sweep);
+
+// Modes (modes.cpp). make_header fills what every mode's header shares.
+RunHeader make_header(const std::string& mode, const tlc::Environment& env);
+// "thread 0: core 0, NUMA 0, lanes 0; ..." of process 0's team.
+std::string placement_text(const tlc::Team& team);
+int run_intra(const Options& o, const tlc::Environment& env);
+int run_across(const Options& o, const tlc::Environment& env);
 int run_algorithms(const Options& o, const tlc::Environment& env);
+int run_lanes_sweep(const Options& o, const tlc::Environment& env);
+
+// Helpers shared by the reporters.
+std::string number(const char* fmt, double value);       // "-" for NaN
+std::string json_number(const char* fmt, double value);  // null for NaN and inf
+std::string json_string(const std::string& s);
+std::string mpi_summary(const std::string& version);  // first line and device of the version
+std::string size_text(std::size_t bytes);             // 8, 64K, 4M
+
+// ---------------------------------------------------------------------------------------------
+// Programs of their own
+
 // tlc-bench --skew (skew.cpp).
 int run_skew(const Options& o);
 
-// --lane-pattern / --multi-collective (lane_patterns.cpp): k = 1..max_lanes threads, each on its
-// own communicator, moving `count` ints per process (split over them / each an alltoall).
-int run_lane_benchmark(const std::string& mode, int max_lanes, std::size_t count, int rounds,
-                       int repetitions);
+// --lane-pattern / --multi-collective (lane_patterns.cpp): k = 1..--lanes threads, each on its
+// own communicator, moving the row's bytes per process (split over them / each an alltoall).
+int run_lane_benchmark(const Options& o, const tlc::Environment& env, bool pattern);
 
 // Nanoseconds per plan lookup for a team of this shape (bench/plan_cost.cpp).
 struct PlanLookup {

@@ -54,8 +54,6 @@ Options parse_options(int argc, char** argv) {
   Options o;
   bool csv = false;
   bool json = false;
-  bool collective_given = false;
-  bool max_size_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -76,12 +74,10 @@ Options parse_options(int argc, char** argv) {
     };
     if (arg == "--collective") {
       o.collective = take();
-      collective_given = true;
     } else if (arg == "--min-size") {
       o.min_size = parse_size(take());
     } else if (arg == "--max-size") {
       o.max_size = parse_size(take());
-      max_size_given = true;
     } else if (arg == "--threads") {
       o.threads = static_cast<int>(parse_integer(arg, take(), 1));
     } else if (arg == "--lanes") {
@@ -96,6 +92,14 @@ Options parse_options(int argc, char** argv) {
       o.reps = static_cast<int>(parse_integer(arg, take(), 1));
     } else if (arg == "--skew-us") {
       o.skew_us = parse_number(arg, take());
+    } else if (arg == "--step") {
+      o.step = static_cast<int>(parse_integer(arg, take(), 2));
+    } else if (arg == "--out") {
+      o.out = take();
+      if (o.out.empty()) throw std::invalid_argument("--out needs a file name prefix");
+    } else if (arg == "--no-in-place") {
+      flag();
+      o.in_place = false;
     } else if (arg == "--csv") {
       flag();
       csv = true;
@@ -114,6 +118,9 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--algorithms") {
       flag();
       o.algorithms = true;
+    } else if (arg == "--lanes-sweep") {
+      flag();
+      o.lanes_sweep = true;
     } else if (arg == "--skew") {
       flag();
       o.skew = true;
@@ -142,17 +149,17 @@ Options parse_options(int argc, char** argv) {
     }
   }
   if (csv && json) throw std::invalid_argument("--csv and --json exclude each other");
-  // --intra has its own defaults: every collective, up to the 16 MiB of its acceptance targets.
-  if (o.intra && !collective_given) o.collective = "all";
-  if (o.intra && !max_size_given) o.max_size = std::size_t{16} << 20;
+  if (!o.out.empty() && (csv || json))
+    throw std::invalid_argument("--out writes the table, CSV and JSON at once; drop --csv/--json");
   if (o.intra && o.lanes)
     throw std::invalid_argument("--lanes has no meaning with --intra (a one-process team)");
-  if (o.algorithms && (o.intra || !o.lane_mode.empty()))
+  const int modes = (o.intra ? 1 : 0) + (o.algorithms ? 1 : 0) + (o.skew ? 1 : 0) +
+                    (o.lanes_sweep ? 1 : 0) + (o.lane_mode.empty() ? 0 : 1);
+  if (modes > 1)
     throw std::invalid_argument(
-        "--algorithms excludes --intra, --lane-pattern and --multi-collective");
-  if (o.skew && (o.intra || o.algorithms || !o.lane_mode.empty()))
-    throw std::invalid_argument("--skew excludes --intra, --algorithms and the lane benchmarks");
-  if (o.skew && !collective_given) o.collective = "all";
+        "choose one mode of --intra, --algorithms, --lanes-sweep, --skew, --lane-pattern and "
+        "--multi-collective");
+  if (o.skew && o.collective.empty()) o.collective = "all";
   if (o.skew && o.delay_us <= 0) throw std::invalid_argument("--delay-us must be positive");
   if (csv) o.format = Format::csv;
   if (json) o.format = Format::json;
@@ -162,92 +169,76 @@ Options parse_options(int argc, char** argv) {
 
 std::string usage(const char* program) {
   return std::string("usage: mpiexec -n P ") + program +
-         " [options]\n"
+         " [mode] [options]\n"
          "\n"
-         "Measures tlc collectives against raw MPI and the OpenMP master-only pattern, in the\n"
-         "same run on the same data. Launch one process per node, or set TLC_NODE=process when\n"
-         "several processes share a machine.\n"
+         "Measures tlc's collectives against the baselines a hybrid program would otherwise use,\n"
+         "in the same run on the same data, every result checked element by element against a\n"
+         "sequential reference (wrong elements: #wrong, stderr, exit code 3).\n"
          "\n"
-         "  --collective NAME  allreduce (default) or barrier (--intra, --algorithms: see below)\n"
-         "  --min-size BYTES   smallest buffer per thread (default 8; suffixes K, M, G = 1024^n)\n"
-         "  --max-size BYTES   largest buffer per thread (default 64M); sizes double from min\n"
-         "                     (--algorithms: x4)\n"
-         "  --threads N        threads per process (default: TLC_THREADS, else one per core\n"
-         "                     of this process's share of the node)\n"
+         "Modes (one driver: they choose collectives, implementations and shape):\n"
+         "  --intra            the main job: process 0 alone runs a team of T threads (-n T, one\n"
+         "                     per core) against MPI everywhere (T processes), the OpenMP\n"
+         "                     master-only pattern of T threads and the memory-bandwidth bound\n"
+         "                     of the team's threads; every collective by default, sizes x4\n"
+         "  (none)             across processes: a team on every process against raw MPI (one\n"
+         "                     rank per process, the inter-process part alone) and master-only\n"
+         "                     across processes; allreduce by default, sizes x2. Launch one\n"
+         "                     process per node, or set TLC_NODE=process on one machine\n"
+         "  --algorithms       the selector's choice against each inter-process algorithm\n"
+         "                     forced in turn (a team each) and raw MPI; allreduce by default\n"
+         "  --lanes-sweep      threads per process and lanes (threads per rail): a team of t\n"
+         "                     threads and l lanes on every process for t = 1..--threads\n"
+         "                     (default 2), l = 1..--lanes (default 4); per size range the\n"
+         "                     configuration this machine wants, by time / t (a process of t\n"
+         "                     threads moves t rank buffers); heat map: bench/plot_lanes.gp\n"
+         "  --lane-pattern, --multi-collective: Traff & Hunold's lane benchmarks, see below\n"
+         "  --skew             arrival imbalance, a program of its own, see below\n"
+         "\n"
+         "  --collective LIST  a collective, a comma-separated list of them, or all:\n"
+         "                     " +
+         collective_names() +
+         "\n"
+         "  --min-size BYTES   smallest buffer per rank (default 8; suffixes K, M, G = 1024^n)\n"
+         "  --max-size BYTES   largest buffer per rank (default 64M; always measured)\n"
+         "  --step N           size factor between rows (default: 4 with --intra and\n"
+         "                     --algorithms, else 2)\n"
+         "  --threads N        threads per process (default: TLC_THREADS, else one per core of\n"
+         "                     this process's share of the node; --intra: -n)\n"
          "  --lanes N          inter-process lanes of the tlc team (default: tlc's choice)\n"
-         "  --algorithm NAME   force a tlc algorithm for the collective (default: selector)\n"
+         "  --algorithm NAME   force a tlc algorithm where the collective has it (--algorithms:\n"
+         "                     A,B,... keeps only those forced algorithms)\n"
          "  --iters N          timed calls per size and implementation (default: adaptive,\n"
-         "                     min(256 MiB / size, 0.2 s / warm-up time per call) in [4, 1000])\n"
+         "                     min(256 MiB / size, 0.2 s / warm-up time per call) in [4, 20000])\n"
          "  --warmup N         untimed calls before timing (default: iters/10 in [1, 100],\n"
          "                     cut short after 0.05 s)\n"
-         "  --reps N           split the timed calls into N repetitions and report the median\n"
-         "                     repetition (default 5; 1: one OSU-style loop); the repetitions\n"
-         "                     of tlc, MPI and master-only are taken in turn, and the ratios\n"
-         "                     are medians of the ratios within one repetition\n"
-         "  --skew-us N        thread t of T arrives t*N/T microseconds late at every call\n"
-         "                     (tlc and master-only alike); times are then exit - arrival\n"
-         "  --csv              CSV instead of the table\n"
-         "  --json             JSON instead of the table\n"
-         "  --pin              pin tlc's threads; an error if they do not fit on the PUs\n"
-         "  --no-pin           do not pin tlc's threads (default: pin when every thread has\n"
-         "                     its own PU; OpenMP follows OMP_PROC_BIND either way)\n"
-         "  --intra            intra-process mode, see below\n"
-         "  --algorithms       inter-process algorithm comparison, see below\n"
-         "  --lane-pattern     Traff & Hunold's lane pattern: for k = 1..--lanes (default 4)\n"
-         "                     threads, each on its own communicator, every process sends\n"
-         "                     --max-size bytes of ints to the next one split over the k\n"
-         "                     threads (MPI_Sendrecv, 10 rounds); time and ratio to k = 1\n"
-         "  --multi-collective k threads each run MPI_Alltoall of --max-size bytes on its own\n"
-         "                     communicator at once; ratio to k = 1 (1: lanes in parallel,\n"
-         "                     k: serialised)\n"
-         "  --skew             arrival imbalance, see below\n"
+         "  --reps N           split the timed calls into N repetitions, those of all\n"
+         "                     implementations taken in turn; times are the median repetition,\n"
+         "                     ratios the median of the ratios within one (default 5)\n"
+         "  --no-in-place      skip tlc's in-place forms (measured by default where they exist)\n"
+         "  --skew-us N        thread t of T arrives t*N/T microseconds late at every call;\n"
+         "                     times are then exit - arrival\n"
+         "  --out PREFIX       write the table, CSV and JSON to PREFIX.txt, .csv, .json and\n"
+         "                     print only progress and the summary (plot: bench/plot.gp)\n"
+         "  --csv, --json      CSV or JSON on standard output instead of the table\n"
+         "  --pin, --no-pin    pin tlc's threads or not (default: when each has its own PU;\n"
+         "                     OpenMP follows OMP_PROC_BIND either way)\n"
          "  --help             this text\n"
          "\n"
-         "Sizes are bytes per thread buffer of doubles (rounded up to whole elements, at least\n"
-         "one). A time is the maximum over all threads of all processes of the mean per call\n"
-         "(median over the repetitions).\n"
+         "Sizes are bytes per rank buffer of doubles: the send buffer (scatter: the receive\n"
+         "buffer); alltoall and reduce_scatter_block cut it into one block per rank. Columns as\n"
+         "OSU and nccl-tests print them: time (the slowest participant's mean per call), avg and\n"
+         "min, algbw = size / time, busbw = algbw * nccl-tests' factor, #wrong; then each\n"
+         "baseline's time and its time over tlc's (> 1: tlc faster), and bound/tlc, the fraction\n"
+         "of the memory-bandwidth bound reached. The summary gives those ratios per collective at\n"
+         "the smallest size, the size nearest 64 KiB and the largest, and checks that a\n"
+         "collective is not slower than its decomposition (allreduce <= reduce + bcast, allgather\n"
+         "<= gather + bcast, reduce_scatter_block <= reduce + scatter).\n"
          "\n"
-         "--intra: mpiexec -n T " +
-         std::string(program) +
-         " --intra [--threads T] [--collective NAME] [--min-size ..] [--max-size ..]\n"
-         "  Process 0 alone runs a team of T threads (tlc::Team on MPI_COMM_SELF) while the other\n"
-         "  processes sleep in a polling MPI_Ibarrier, and compares each collective with\n"
-         "  - the memory-bandwidth bound: bytes that must move / copy bandwidth, the copy\n"
-         "    bandwidth measured in the same run by the same T threads, each memcpy'ing a\n"
-         "    private buffer (the T buffers together as large as the collective's buffers);\n"
-         "  - MPI everywhere: all T processes call the matching MPI collective on one buffer\n"
-         "    each, of the same size (so -n must equal --threads; --threads defaults to -n);\n"
-         "  - for allreduce: bare barriers of the same T threads (a sense-reversing spin barrier\n"
-         "    on std::atomic, std::barrier, me.barrier()) against an 8-byte me.allreduce and\n"
-         "    the same sum done with one cache line per thread and nothing else.\n"
-         "  --collective: allreduce, reduce, bcast, allgather, alltoall, barrier (the barrier\n"
-         "  table alone) or all (default). --max-size defaults to 16M. Bytes that must move, T\n"
-         "  threads, n bytes per thread buffer (alltoall: per send buffer): allreduce 2*T*n,\n"
-         "  reduce T*n + n, bcast T*n, allgather T*n + T*T*n, alltoall 2*T*n.\n"
-         "  Iterations as above but up to 1 GiB / size and 20000 calls; the repetitions of tlc,\n"
-         "  the copy and MPI are taken in turn. The barrier table makes 100000 calls per case\n"
-         "  (--iters) in 5 * --reps interleaved rounds. Columns others% and steal% say how much\n"
-         "  of the machine other processes and the hypervisor took while a row was measured.\n"
-         "\n"
-         "--algorithms: mpiexec -n P " +
-         std::string(program) +
-         " --algorithms [--collective NAME] [--threads T] [--lanes L] ...\n"
-         "  For one collective (bcast, reduce, allreduce (default), allgather, alltoall,\n"
-         "  reduce_scatter_block, scan, gather, scatter; root 0, std::plus<> over double),\n"
-         "  measures in the same run raw MPI (the MPI collective on MPI_COMM_WORLD, one rank per\n"
-         "  process, with the buffers of one tlc thread: the baseline for one thread per\n"
-         "  process) and tlc with each inter-process algorithm of tlc::algorithms() forced in\n"
-         "  turn (hierarchical, full_lane and the multi-sender ones registered for it), then\n"
-         "  with the selector's choice (column selector; pick: what the selector chooses). One\n"
-         "  team per algorithm, made once; --lanes sets the lanes of all of them. Sizes grow x4\n"
-         "  from --min-size (not x2, to keep runs short), and --max-size is always measured.\n"
-         "  Bytes are per thread buffer: the send buffer (scatter: the receive buffer);\n"
-         "  alltoall and reduce_scatter_block cut it into one block per rank (rounded up to\n"
-         "  whole elements per block). --algorithm A,B,... keeps only those forced algorithms.\n"
-         "  Iterations, times and ratios as in the sweep: the repetitions of all\n"
-         "  implementations are taken in turn and /mpi is the median of the ratios within one\n"
-         "  repetition. Every implementation is checked once per size; one with a wrong result\n"
-         "  is reported and left out of the later rows.\n"
+         "--lane-pattern: Traff & Hunold's lane pattern: for k = 1..--lanes (default 4) threads,\n"
+         "  each on its own communicator, every process sends --max-size bytes of ints to the\n"
+         "  next one split over the k threads (MPI_Sendrecv, 10 rounds); time and ratio to k = 1.\n"
+         "--multi-collective: k threads each run MPI_Alltoall of --max-size bytes on its own\n"
+         "  communicator at once; ratio to k = 1 (1: lanes in parallel, k: serialised).\n"
          "\n"
          "--skew: mpiexec -n P " +
          std::string(program) +

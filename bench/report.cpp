@@ -1,8 +1,11 @@
-// Output formats. All three carry the same columns; the table is for people (header lines
-// explain the run), CSV and JSON for scripts (plot_bench.py reads the CSV). Rows are written as
-// soon as they are measured, so a long sweep shows progress and a crash keeps what was done.
+// The reporters of the one driver. All carry the same numbers: the table for people (OSU and
+// nccl-tests columns: size, count, type, redop, root, time, algbw, busbw, #wrong, out of place
+// and in place, then every baseline and its ratio), CSV (one line per row and implementation,
+// the run's header as leading '#' lines) and JSON for scripts, and the summary: per collective,
+// tlc against each baseline at a small, a medium and the largest size.
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <ostream>
 #include <sstream>
 
@@ -70,175 +73,469 @@ std::string json_number(const char* fmt, double value) {
 
 namespace {
 
-// The derived columns, computed once for every format.
-struct Derived {
-  double tlc_us, mpi_us, master_us;
-  double tlc_over_mpi, tlc_over_master;
-  double algbw_gbps;  // NaN for payload-free collectives
-};
-
-Derived derive(const Row& r) {
-  Derived d{};
-  d.tlc_us = r.tlc_s * 1e6;
-  d.mpi_us = r.mpi_s * 1e6;
-  d.master_us = r.master_s * 1e6;
-  d.tlc_over_mpi = r.tlc_over_mpi;
-  d.tlc_over_master = r.tlc_over_master;
-  d.algbw_gbps = r.bytes ? static_cast<double>(r.bytes) / r.tlc_s / 1e9 : std::nan("");
-  return d;
+const char* role_name(Role r) {
+  switch (r) {
+    case Role::subject:
+      return "subject";
+    case Role::in_place:
+      return "in_place";
+    case Role::baseline:
+      return "baseline";
+    case Role::bound:
+      return "bound";
+  }
+  return "?";
 }
 
-std::string shape(const RunInfo& info) {
-  std::string s = "mpiexec -n " + std::to_string(info.processes) + " x " +
-                  std::to_string(info.threads) +
-                  " threads = " + std::to_string(info.processes * info.threads) + " participants";
-  s += info.node_env.empty() ? " (TLC_NODE unset: one process per node)"
-                             : " (TLC_NODE=" + info.node_env + ")";
-  return s;
+double algbw_gbps(const Row& row, const Cell& c) {
+  return row.bytes && c.measured && c.t.max > 0 ? static_cast<double>(row.bytes) / c.t.max / 1e9
+                                                : std::nan("");
 }
+
+// The header lines every text format starts with.
+std::vector<std::pair<std::string, std::string>> header_fields(const RunHeader& h) {
+  std::vector<std::pair<std::string, std::string>> f = {
+      {"benchmark", "tlc-bench " + h.mode},
+      {"what", h.description},
+      {"shape", std::to_string(h.processes) + " process(es) x " + std::to_string(h.threads) +
+                    " threads, lanes " + std::to_string(h.lanes) +
+                    ", tlc threads pinned: " + (h.pinned ? "yes" : "no") +
+                    (h.node_env.empty() ? "" : ", TLC_NODE=" + h.node_env)},
+      {"mpi", mpi_summary(h.mpi_version) + " (" + h.thread_level + ")"},
+      {"tlc", h.tlc_version},
+      {"topology", h.topology},
+      {"placement", h.placement.empty() ? "-" : h.placement},
+      {"command", h.options},
+      {"iterations", h.iters_policy},
+      {"openmp", h.omp_env},
+  };
+  if (h.skew_us > 0)
+    f.push_back({"skew", "thread t of T arrives t*" + number("%g", h.skew_us) +
+                             "/T us late; times are exit - arrival"});
+  if (h.node_pus > 0 && h.node_threads > h.node_pus)
+    f.push_back({"warning", "oversubscribed: " + std::to_string(h.node_threads) + " threads on " +
+                                std::to_string(h.node_pus) +
+                                " hardware threads of this node; small-message times measure "
+                                "waiting policies"});
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table
 
 class TableReporter : public Reporter {
  public:
   explicit TableReporter(std::ostream& out) : out_(out) {}
 
-  void begin(const RunInfo& info) override {
-    const CollectiveSpec& spec = *info.spec;
-    out_ << "# tlc-bench " << spec.name << ": " << spec.what << "\n"
-         << "# processes: " << info.processes << ", threads per process: " << info.threads
-         << ", lanes: " << info.lanes << ", tlc threads pinned: " << (info.pinned ? "yes" : "no")
-         << "\n"
-         << "# shape: " << shape(info) << "\n"
-         << "# MPI: " << mpi_summary(info.mpi_version) << " (" << info.thread_level << ")\n"
-         << "# tlc algorithm: " << (info.algorithm.empty() ? "selector's choice" : info.algorithm)
-         << "; iterations: " << info.iters_policy << "\n";
-    out_ << "# OpenMP: " << info.omp_env << "\n";
-    if (info.node_pus > 0 && info.node_threads > info.node_pus)
-      out_ << "# warning: oversubscribed: " << info.node_threads << " threads on " << info.node_pus
-           << " hardware threads of this node; small-message times measure waiting policies"
-           << (info.omp_env.find("OMP_WAIT_POLICY=(unset)") != std::string::npos
-                   ? " (libgomp spins by default; OMP_WAIT_POLICY=passive makes master-only "
-                     "block instead)"
-                   : "")
-           << "\n";
-    if (info.skew_us > 0)
-      out_ << "# arrival skew: thread t of T arrives t*" << info.skew_us
-           << "/T us late; times are exit - arrival\n";
-    out_ << "# times: max over all threads of all processes of the mean time per call (median "
-            "repetition)\n"
-         << "#   tlc_us:    " << spec.what << "\n"
-         << "#   mpi_us:    " << spec.mpi_what << "\n"
-         << "#   master_us: " << spec.master_what << "\n"
-         << "#   tlc/mpi, tlc/master: median over the repetitions of the time ratio within one "
-            "(< 1: tlc faster)";
-    if (spec.sized) out_ << "; algbw: bytes per thread buffer / tlc time";
-    out_ << "\n";
-    std::snprintf(line_, sizeof line_, "%12s %7s %12s %12s %12s %8s %10s %11s", "bytes", "iters",
-                  "tlc_us", "mpi_us", "master_us", "tlc/mpi", "tlc/master", "algbw_GB/s");
-    out_ << line_ << std::endl;
+  void begin(const RunHeader& h) override {
+    for (const auto& [key, value] : header_fields(h)) out_ << "# " << key << ": " << value << "\n";
+    out_ << "# columns: time_us = the slowest participant's mean time per call (median "
+            "repetition), avg_us and min_us the mean and fastest participants'; algbw = size / "
+            "time; busbw = algbw * nccl-tests' factor for the ranks; #wrong = wrong elements in "
+            "the checked call; X/S = X's time over the first column's (S, the subject) in the "
+            "same repetition (median; > 1: S faster); bound/S = fraction of the memory-bandwidth "
+            "bound reached; others%, "
+            "steal% = CPU taken by other processes and the hypervisor meanwhile\n";
+    out_.flush();
+  }
+
+  void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns) override {
+    def_ = &def;
+    columns_.clear();
+    if (std::string(def.mpi_what) == "-") {
+      out_ << "\n# " << def.name << ": " << def.tlc_what << "\n";
+    } else {
+      out_ << "\n# " << def.name << ": tlc: every thread " << def.tlc_what
+           << "; MPI: " << def.mpi_what << "\n";
+      if (def.kind != Kind::barrier)
+        out_ << "#   bytes that must move: " << def.moved_formula << "\n";
+    }
+    for (const Column& c : columns) {
+      columns_.push_back({c.key, c.role});
+      out_ << "#   " << c.key << ": " << c.label
+           << (c.impl ? "" : " [not measured: " + c.note + "]") << "\n";
+    }
+    std::string line;
+    auto add = [&](const char* fmt, const std::string& s) {
+      char text[96];
+      std::snprintf(text, sizeof text, fmt, s.c_str());
+      line += text;
+    };
+    add("%10s", "size");
+    add(" %10s", "count");
+    add(" %6s", "type");
+    add(" %5s", "redop");
+    add(" %4s", "root");
+    add(" %-12s", "algorithm");
+    for (const auto& [key, role] : columns_) {
+      switch (role) {
+        case Role::subject:
+          add(" %11s", "time_us");
+          add(" %10s", "avg_us");
+          add(" %10s", "min_us");
+          add(" %8s", "algbw");
+          add(" %8s", "busbw");
+          add(" %6s", "#wrong");
+          break;
+        case Role::in_place:
+          add(" %11s", "ip_time_us");
+          add(" %8s", "ip_algbw");
+          add(" %8s", "ip_busbw");
+          add(" %6s", "#wrong");
+          break;
+        case Role::baseline:
+          add(" %11s", key + "_us");
+          add(" %9s", key + "/" + columns_.front().first);
+          add(" %6s", "#wrong");
+          break;
+        case Role::bound:
+          add(" %11s", key + "_us");
+          add(" %9s", key + "/" + columns_.front().first);
+          break;
+      }
+    }
+    add(" %7s", "others%");
+    add(" %6s", "steal%");
+    out_ << line << std::endl;
   }
 
   void row(const Row& r) override {
-    const Derived d = derive(r);
-    std::snprintf(line_, sizeof line_, "%12zu %7d %12s %12s %12s %8s %10s %11s", r.bytes, r.iters,
-                  number("%.2f", d.tlc_us).c_str(), number("%.2f", d.mpi_us).c_str(),
-                  number("%.2f", d.master_us).c_str(), number("%.2f", d.tlc_over_mpi).c_str(),
-                  number("%.2f", d.tlc_over_master).c_str(), number("%.3f", d.algbw_gbps).c_str());
-    out_ << line_ << std::endl;
+    std::string line;
+    char text[96];
+    auto put = [&](const char* fmt, auto value) {
+      std::snprintf(text, sizeof text, fmt, value);
+      line += text;
+    };
+    const bool sized = def_->kind != Kind::barrier;
+    put("%10zu", r.bytes);
+    put(" %10zu", r.count);
+    put(" %6s", sized ? def_->type : "-");
+    put(" %5s", def_->op);
+    put(" %4d", def_->root);
+    put(" %-12s", r.algorithm.empty() ? "-" : r.algorithm.c_str());
+    const double factor = bus_factor(def_->kind, r.ranks);
+    for (std::size_t k = 0; k < columns_.size(); ++k) {
+      const Cell& c = r.cells[k];
+      const double us = c.measured ? c.t.max * 1e6 : std::nan("");
+      const double algbw = algbw_gbps(r, c);
+      switch (columns_[k].second) {
+        case Role::subject:
+          put(" %11s", number("%.2f", us).c_str());
+          put(" %10s", number("%.2f", c.measured ? c.t.avg * 1e6 : std::nan("")).c_str());
+          put(" %10s", number("%.2f", c.measured ? c.t.min * 1e6 : std::nan("")).c_str());
+          put(" %8s", number("%.2f", algbw).c_str());
+          put(" %8s", number("%.2f", algbw * factor).c_str());
+          put(" %6s", c.measured ? std::to_string(c.wrong).c_str() : "-");
+          break;
+        case Role::in_place:
+          put(" %11s", number("%.2f", us).c_str());
+          put(" %8s", number("%.2f", algbw).c_str());
+          put(" %8s", number("%.2f", algbw * factor).c_str());
+          put(" %6s", c.measured ? std::to_string(c.wrong).c_str() : "-");
+          break;
+        case Role::baseline:
+          put(" %11s", number("%.2f", us).c_str());
+          put(" %9s", number("%.2f", c.ratio).c_str());
+          put(" %6s", c.measured ? std::to_string(c.wrong).c_str() : "-");
+          break;
+        case Role::bound:
+          put(" %11s", number("%.2f", us).c_str());
+          put(" %9s", number("%.3f", c.ratio).c_str());
+          break;
+      }
+    }
+    put(" %7s", number("%.0f", r.others_percent).c_str());
+    put(" %6s", number("%.0f", r.steal_percent).c_str());
+    out_ << line << std::endl;
   }
 
-  void end() override {}
+  void end_collective() override {}
+
+  void end(double seconds, const std::vector<std::string>& findings) override {
+    out_ << "\n# findings (self-consistency: a collective against a decomposition into two "
+            "others at the same size, the subject's times, 10% margin; needs reduce, bcast, "
+            "gather and scatter measured too):"
+         << (findings.empty() ? " none" : "") << "\n";
+    for (const std::string& f : findings) out_ << "#   " << f << "\n";
+    out_ << "# run took " << number("%.1f", seconds) << " s" << std::endl;
+  }
 
  private:
   std::ostream& out_;
-  char line_[256];
+  const CollectiveDef* def_ = nullptr;
+  std::vector<std::pair<std::string, Role>> columns_;
 };
 
-// The run's identity (collective, shape, skew) repeats on every row so that CSVs of several
-// runs (a threads sweep, say) can simply be concatenated.
+// ---------------------------------------------------------------------------------------------
+// CSV: one line per row and implementation.
+
 class CsvReporter : public Reporter {
  public:
   explicit CsvReporter(std::ostream& out) : out_(out) {}
 
-  void begin(const RunInfo& info) override {
-    info_ = info;
-    out_ << "collective,processes,threads,lanes,skew_us,bytes,iters,tlc_us,mpi_us,master_us,"
-            "tlc/mpi,tlc/master,algbw_GBps"
+  void begin(const RunHeader& h) override {
+    for (const auto& [key, value] : header_fields(h)) out_ << "# " << key << ": " << value << "\n";
+    out_ << "collective,bytes,count,type,redop,root,ranks,algorithm,impl,role,time_us,avg_us,"
+            "min_us,algbw_GBps,busbw_GBps,wrong,iters,ratio,others_pct,steal_pct"
          << std::endl;
   }
 
-  void row(const Row& r) override {
-    const Derived d = derive(r);
-    out_ << info_.spec->name << ',' << info_.processes << ',' << info_.threads << ',' << info_.lanes
-         << ',' << info_.skew_us << ',' << r.bytes << ',' << r.iters << ','
-         << number("%.4f", d.tlc_us) << ',' << number("%.4f", d.mpi_us) << ','
-         << number("%.4f", d.master_us) << ',' << number("%.4f", d.tlc_over_mpi) << ','
-         << number("%.4f", d.tlc_over_master) << ','
-         << (std::isnan(d.algbw_gbps) ? "" : number("%.4f", d.algbw_gbps)) << std::endl;
+  void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns) override {
+    def_ = &def;
+    columns_.clear();
+    for (const Column& c : columns) columns_.push_back({c.key, c.role});
   }
 
-  void end() override {}
+  void row(const Row& r) override {
+    const double factor = bus_factor(def_->kind, r.ranks);
+    for (std::size_t k = 0; k < columns_.size(); ++k) {
+      const Cell& c = r.cells[k];
+      if (!c.measured) continue;
+      const double algbw = algbw_gbps(r, c);
+      out_ << def_->name << ',' << r.bytes << ',' << r.count << ','
+           << (def_->kind == Kind::barrier ? "-" : def_->type) << ',' << def_->op << ','
+           << def_->root << ',' << r.ranks << ',' << r.algorithm << ',' << columns_[k].first << ','
+           << role_name(columns_[k].second) << ',' << number("%.4f", c.t.max * 1e6) << ','
+           << number("%.4f", c.t.avg * 1e6) << ',' << number("%.4f", c.t.min * 1e6) << ','
+           << number("%.4f", algbw) << ',' << number("%.4f", algbw * factor) << ',' << c.wrong
+           << ',' << c.iters << ',' << number("%.4f", c.ratio) << ','
+           << number("%.1f", r.others_percent) << ',' << number("%.1f", r.steal_percent)
+           << std::endl;
+    }
+  }
+
+  void end_collective() override {}
+  void end(double seconds, const std::vector<std::string>& findings) override {
+    for (const std::string& f : findings) out_ << "# finding: " << f << "\n";
+    out_ << "# run took " << number("%.1f", seconds) << " s" << std::endl;
+  }
 
  private:
   std::ostream& out_;
-  RunInfo info_;
+  const CollectiveDef* def_ = nullptr;
+  std::vector<std::pair<std::string, Role>> columns_;
 };
+
+// ---------------------------------------------------------------------------------------------
+// JSON
 
 class JsonReporter : public Reporter {
  public:
   explicit JsonReporter(std::ostream& out) : out_(out) {}
 
-  void begin(const RunInfo& info) override {
-    out_ << "{\n"
-         << "  \"benchmark\": \"tlc-bench\",\n"
-         << "  \"collective\": " << json_string(info.spec->name) << ",\n"
-         << "  \"processes\": " << info.processes << ",\n"
-         << "  \"threads\": " << info.threads << ",\n"
-         << "  \"lanes\": " << info.lanes << ",\n"
-         << "  \"pinned\": " << (info.pinned ? "true" : "false") << ",\n"
-         << "  \"tlc_node\": " << json_string(info.node_env) << ",\n"
-         << "  \"algorithm\": " << json_string(info.algorithm) << ",\n"
-         << "  \"iterations\": " << json_string(info.iters_policy) << ",\n"
-         << "  \"skew_us\": " << json_number("%g", info.skew_us) << ",\n"
-         << "  \"mpi_library\": " << json_string(info.mpi_version) << ",\n"
-         << "  \"mpi_thread_level\": " << json_string(info.thread_level) << ",\n"
-         << "  \"openmp\": " << json_string(info.omp_env) << ",\n"
-         << "  \"node_threads\": " << info.node_threads << ",\n"
-         << "  \"node_hardware_threads\": " << info.node_pus << ",\n"
-         << "  \"rows\": [";
+  void begin(const RunHeader& h) override {
+    out_ << "{\n  \"header\": {";
+    bool first = true;
+    for (const auto& [key, value] : header_fields(h)) {
+      out_ << (first ? "\n" : ",\n") << "    " << json_string(key) << ": " << json_string(value);
+      first = false;
+    }
+    out_ << ",\n    \"mpi_library\": " << json_string(h.mpi_version)
+         << ",\n    \"processes\": " << h.processes << ",\n    \"threads\": " << h.threads
+         << ",\n    \"lanes\": " << h.lanes << "\n  },\n  \"collectives\": [";
+    out_.flush();
+  }
+
+  void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns) override {
+    def_ = &def;
+    columns_.clear();
+    out_ << (collectives_++ ? ",\n" : "\n") << "    {\"name\": " << json_string(def.name)
+         << ", \"tlc\": " << json_string(def.tlc_what) << ", \"mpi\": " << json_string(def.mpi_what)
+         << ", \"moved_bytes\": " << json_string(def.moved_formula) << ", \"columns\": [";
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      columns_.push_back({columns[k].key, columns[k].role});
+      out_ << (k ? ", " : "") << "{\"key\": " << json_string(columns[k].key)
+           << ", \"role\": " << json_string(role_name(columns[k].role))
+           << ", \"what\": " << json_string(columns[k].label)
+           << ", \"note\": " << json_string(columns[k].note) << "}";
+    }
+    out_ << "], \"rows\": [";
+    rows_ = 0;
   }
 
   void row(const Row& r) override {
-    const Derived d = derive(r);
-    out_ << (first_ ? "\n" : ",\n") << "    {\"bytes\": " << r.bytes << ", \"iters\": " << r.iters
-         << ", \"tlc_us\": " << json_number("%.4f", d.tlc_us)
-         << ", \"mpi_us\": " << json_number("%.4f", d.mpi_us)
-         << ", \"master_us\": " << json_number("%.4f", d.master_us)
-         << ", \"tlc/mpi\": " << json_number("%.4f", d.tlc_over_mpi)
-         << ", \"tlc/master\": " << json_number("%.4f", d.tlc_over_master)
-         << ", \"algbw_GBps\": " << json_number("%.4f", d.algbw_gbps) << "}";
+    const double factor = bus_factor(def_->kind, r.ranks);
+    out_ << (rows_++ ? ",\n" : "\n") << "      {\"bytes\": " << r.bytes
+         << ", \"count\": " << r.count << ", \"ranks\": " << r.ranks
+         << ", \"algorithm\": " << json_string(r.algorithm)
+         << ", \"moved_bytes\": " << json_number("%.0f", r.moved)
+         << ", \"others_percent\": " << json_number("%.1f", r.others_percent)
+         << ", \"steal_percent\": " << json_number("%.1f", r.steal_percent) << ", \"results\": {";
+    bool first = true;
+    for (std::size_t k = 0; k < columns_.size(); ++k) {
+      const Cell& c = r.cells[k];
+      if (!c.measured) continue;
+      const double algbw = algbw_gbps(r, c);
+      out_ << (first ? "" : ", ") << json_string(columns_[k].first)
+           << ": {\"time_us\": " << json_number("%.4f", c.t.max * 1e6)
+           << ", \"avg_us\": " << json_number("%.4f", c.t.avg * 1e6)
+           << ", \"min_us\": " << json_number("%.4f", c.t.min * 1e6)
+           << ", \"algbw_GBps\": " << json_number("%.4f", algbw)
+           << ", \"busbw_GBps\": " << json_number("%.4f", algbw * factor)
+           << ", \"wrong\": " << c.wrong << ", \"iters\": " << c.iters
+           << ", \"ratio\": " << json_number("%.4f", c.ratio) << "}";
+      first = false;
+    }
+    out_ << "}}";
     out_.flush();
-    first_ = false;
   }
 
-  void end() override { out_ << "\n  ]\n}" << std::endl; }
+  void end_collective() override { out_ << "\n    ]}"; }
+
+  void end(double seconds, const std::vector<std::string>& findings) override {
+    out_ << "\n  ],\n  \"findings\": [";
+    for (std::size_t i = 0; i < findings.size(); ++i)
+      out_ << (i ? ", " : "") << json_string(findings[i]);
+    out_ << "],\n  \"seconds\": " << json_number("%.1f", seconds) << "\n}" << std::endl;
+  }
 
  private:
   std::ostream& out_;
-  bool first_ = true;
+  const CollectiveDef* def_ = nullptr;
+  std::vector<std::pair<std::string, Role>> columns_;
+  int collectives_ = 0;
+  int rows_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Summary
+
+class SummaryReporter : public Reporter {
+ public:
+  explicit SummaryReporter(std::ostream& out) : out_(out) {}
+
+  void begin(const RunHeader& h) override {
+    header_ = h;
+    out_ << "# tlc-bench " << h.mode << ": " << h.description << "\n# "
+         << mpi_summary(h.mpi_version) << "; " << h.tlc_version << std::endl;
+  }
+
+  void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns) override {
+    Entry e;
+    e.name = def.name;
+    if (!columns.empty()) subject_ = columns.front().key;
+    for (const Column& c : columns) {
+      e.keys.push_back(c.key);
+      e.roles.push_back(c.role);
+      if (c.role != Role::baseline && c.role != Role::bound) continue;
+      if (std::find(baselines_.begin(), baselines_.end(), c.key) == baselines_.end())
+        baselines_.push_back(c.key);
+      // What the column is, without what it calls for this collective.
+      labels_[c.key] = c.label.substr(0, c.label.find(':'));
+    }
+    entries_.push_back(std::move(e));
+    started_ = Clock::now();
+  }
+
+  void row(const Row& r) override {
+    Entry& e = entries_.back();
+    e.rows.push_back(r);
+    for (const Cell& c : r.cells) e.wrong += c.wrong;
+  }
+
+  void end_collective() override {
+    const Entry& e = entries_.back();
+    out_ << "#   " << e.name << ": " << e.rows.size() << (e.rows.size() == 1 ? " size" : " sizes")
+         << " in " << number("%.1f", seconds_since(started_)) << " s"
+         << (e.wrong ? ", " + std::to_string(e.wrong) + " WRONG elements" : "") << std::endl;
+  }
+
+  void end(double seconds, const std::vector<std::string>& findings) override {
+    out_ << "\n# Summary: each column's time / " << subject_ << "'s time (> 1: " << subject_
+         << " is faster); for a bound: the fraction of the memory-bandwidth bound it reaches (1 "
+            "= at the bound)\n";
+    for (const std::string& key : baselines_) out_ << "#   " << key << ": " << labels_[key] << "\n";
+    // Three sizes per collective: the smallest, the one nearest 64 KiB and the largest.
+    std::string line;
+    char text[96];
+    std::snprintf(text, sizeof text, "%-21s %-22s", "collective", "sizes");
+    line += text;
+    for (const std::string& key : baselines_) {
+      std::snprintf(text, sizeof text, " | %-23s", key.c_str());
+      line += text;
+    }
+    out_ << line << "\n";
+    std::size_t wrong = 0;
+    for (const Entry& e : entries_) {
+      wrong += e.wrong;
+      const std::vector<const Row*> picks = picked(e);
+      std::string sizes;
+      for (const Row* r : picks) {
+        if (!sizes.empty()) sizes += " / ";
+        sizes += r->bytes ? size_text(r->bytes) : "-";
+      }
+      std::snprintf(text, sizeof text, "%-21s %-22s", e.name.c_str(), sizes.c_str());
+      line = text;
+      for (const std::string& key : baselines_) {
+        const auto it = std::find(e.keys.begin(), e.keys.end(), key);
+        std::string cell;
+        for (const Row* r : picks) {
+          double ratio = std::nan("");
+          if (it != e.keys.end()) {
+            const Cell& c = r->cells[static_cast<std::size_t>(it - e.keys.begin())];
+            if (c.measured) ratio = c.ratio;
+          }
+          char value[32];
+          std::snprintf(value, sizeof value, "%7s", number("%.2f", ratio).c_str());
+          cell += value;
+        }
+        std::snprintf(text, sizeof text, " | %-23s", cell.c_str());
+        line += text;
+      }
+      out_ << line << "\n";
+    }
+    for (const std::string& f : findings) out_ << "# " << f << "\n";
+    out_ << "# every result checked against a sequential reference: "
+         << (wrong ? std::to_string(wrong) + " WRONG elements (see stderr)" : "all correct")
+         << "; run took " << number("%.0f", seconds) << " s" << std::endl;
+  }
+
+ private:
+  struct Entry {
+    std::string name;
+    std::vector<std::string> keys;
+    std::vector<Role> roles;
+    std::vector<Row> rows;
+    std::size_t wrong = 0;
+  };
+
+  static std::vector<const Row*> picked(const Entry& e) {
+    std::vector<const Row*> picks;
+    if (e.rows.empty()) return picks;
+    if (e.rows.size() == 1) return {&e.rows.front()};
+    const Row* mid = &e.rows.front();
+    for (const Row& r : e.rows)
+      if (std::fabs(std::log2(static_cast<double>(r.bytes) / 65536.0)) <
+          std::fabs(std::log2(static_cast<double>(mid->bytes) / 65536.0)))
+        mid = &r;
+    picks.push_back(&e.rows.front());
+    if (mid != &e.rows.front() && mid != &e.rows.back()) picks.push_back(mid);
+    picks.push_back(&e.rows.back());
+    return picks;
+  }
+
+  std::ostream& out_;
+  RunHeader header_;
+  std::vector<Entry> entries_;
+  std::vector<std::string> baselines_;
+  std::map<std::string, std::string> labels_;
+  std::string subject_ = "tlc";
+  Clock::time_point started_{};
 };
 
 }  // namespace
 
-std::unique_ptr<Reporter> make_reporter(Format format, std::ostream& out) {
-  switch (format) {
-    case Format::csv:
-      return std::make_unique<CsvReporter>(out);
-    case Format::json:
-      return std::make_unique<JsonReporter>(out);
-    case Format::table:
-      break;
-  }
+std::unique_ptr<Reporter> make_table_reporter(std::ostream& out) {
   return std::make_unique<TableReporter>(out);
+}
+std::unique_ptr<Reporter> make_csv_reporter(std::ostream& out) {
+  return std::make_unique<CsvReporter>(out);
+}
+std::unique_ptr<Reporter> make_json_reporter(std::ostream& out) {
+  return std::make_unique<JsonReporter>(out);
+}
+std::unique_ptr<Reporter> make_summary_reporter(std::ostream& out) {
+  return std::make_unique<SummaryReporter>(out);
 }
 
 }  // namespace tlc_bench

@@ -281,12 +281,6 @@ class SkewBench {
   std::unique_ptr<std::barrier<>> sync_;
 };
 
-std::string size_text(std::size_t bytes) {
-  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
-  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
-  return std::to_string(bytes) + " B";
-}
-
 }  // namespace
 
 int run_skew(const Options& o) {

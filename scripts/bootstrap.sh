@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's one set-up entry point (see README.md):
 #
-#   bash scripts/bootstrap.sh bench [tlc-bench options...]   install, build, run the allreduce benchmark
+#   bash scripts/bootstrap.sh bench [tlc-bench options...]   install, build, run the main benchmark
 #   bash scripts/bootstrap.sh test                           install, build, run the whole test suite
 #
 # Steps: (1) install the Debian packages that are missing (nothing is fetched when all are
@@ -14,9 +14,12 @@ usage() {
   cat >&2 <<'USAGE'
 usage: bash scripts/bootstrap.sh bench [tlc-bench options...]
        bash scripts/bootstrap.sh test
-  bench  install missing packages, build, run tlc-bench (allreduce, 8 B .. 64 MiB) on 2 processes
+  bench  install missing packages, build, run tlc-bench's main job: one process's team of one
+         thread per core against MPI everywhere, master-only and the memory bound, every
+         collective, 8 B .. 64 MiB; summary on stdout, table, CSV, JSON and PNG in bench-results/
   test   install missing packages, build, run the whole test suite with ctest
-  TLC_BUILD_DIR chooses the build directory (default: build)
+  TLC_BUILD_DIR chooses the build directory (default: build); TLC_BENCH_PROCESSES the team's
+  threads and MPI everywhere's processes (default: nproc); TLC_BENCH_OUT the results prefix
 USAGE
 }
 
@@ -55,6 +58,10 @@ log() { printf 'bootstrap: %s\n' "$*"; }
 # --- 1. packages ------------------------------------------------------------------------------
 packages=(build-essential cmake pkg-config libmpich-dev mpich libtbb-dev libhwloc-dev hwloc
           libgtest-dev)
+# The main job's plot.
+if [[ "$mode" == bench ]]; then
+  packages+=(gnuplot-nox)
+fi
 
 install_packages() {
   if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
@@ -116,16 +123,32 @@ find_mpiexec() {
 
 # --- 3. run --------------------------------------------------------------------------------------
 run_bench() {
-  local bench="$build_dir/bench/tlc-bench" mpiexec
+  local bench="$build_dir/bench/tlc-bench" mpiexec processes out csv names
   if [[ ! -x "$bench" ]]; then
     log "$bench was not built (is TLC_BUILD_BENCH off in $build_dir/CMakeCache.txt?)" >&2
     return 1
   fi
   mpiexec=$(find_mpiexec)
-  # Both processes run on this machine: each counts as its own node.
-  export TLC_NODE=${TLC_NODE:-process}
-  log "TLC_NODE=$TLC_NODE $mpiexec -n 2 $bench --collective allreduce --min-size 8 --max-size 64M $*"
-  "$mpiexec" -n 2 "$bench" --collective allreduce --min-size 8 --max-size 64M "$@"
+  # One thread per core in one process, against as many MPI processes (MPI everywhere).
+  processes=${TLC_BENCH_PROCESSES:-$(nproc 2>/dev/null || echo 2)}
+  out=${TLC_BENCH_OUT:-bench-results/tlc-bench}
+  mkdir -p -- "$(dirname -- "$out")"
+  log "$mpiexec -n $processes $bench --intra --out $out $*"
+  "$mpiexec" -n "$processes" "$bench" --intra --out "$out" "$@"
+  csv="$out.csv"
+  if [[ ! -s "$csv" ]]; then
+    log "no $csv: nothing to plot" >&2
+    return 1
+  fi
+  # Barrier has one size and no curve; every other collective measured gets a panel.
+  names=$(grep -v '^#' "$csv" | tail -n +2 | cut -d, -f1 | uniq | grep -vx barrier | tr '\n' ' ')
+  if command -v gnuplot >/dev/null 2>&1 && [[ -n "$names" ]]; then
+    gnuplot -e "csv='$csv'; png='$out.png'; names='$names'; title='tlc-bench --intra: one process of $processes threads against MPI everywhere ($processes processes), master-only and the memory bound'" \
+      bench/plot.gp
+    log "wrote $out.txt (table), $out.csv, $out.json and $out.png (plot)"
+  else
+    log "wrote $out.txt (table), $out.csv, $out.json; no gnuplot, no plot"
+  fi
 }
 
 run_tests() {
