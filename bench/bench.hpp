@@ -57,9 +57,11 @@ struct Options {
   std::string lane_mode;     // --lane-pattern / --multi-collective: Traff's lane benchmarks
   bool algorithms = false;   // --algorithms: every inter-process algorithm against raw MPI
   bool lanes_sweep = false;  // --lanes-sweep: threads per process x lanes
-  bool skew = false;         // --skew: arrival imbalance, static against dynamic leaders
-  double delay_us = 1000;    // --delay-us: the D of the --skew distributions
-  unsigned seed = 1;         // --seed: of the --skew delays
+  bool calibrate = false;    // --calibrate: fit the cost model (calibrate.cpp, docs/model.md)
+  std::string output = "tlc-tuning.txt";  // --output: the tuning file --calibrate writes
+  bool skew = false;                    // --skew: arrival imbalance, static against dynamic leaders
+  double delay_us = 1000;               // --delay-us: the D of the --skew distributions
+  unsigned seed = 1;                    // --seed: of the --skew delays
   std::vector<std::size_t> skew_sizes;  // --sizes: of --skew (default 64 B, 64 KiB, 4 MiB)
   std::vector<std::string> skews;       // --skews: of --skew (default: all)
   bool help = false;
@@ -372,6 +374,8 @@ int run_sweep(const Options& o, Sweep& sweep);
 
 // Modes (modes.cpp). make_header fills what every mode's header shares.
 RunHeader make_header(const std::string& mode, const tlc::Environment& env);
+// The commit tlc-bench was configured at (git describe).
+std::string commit();
 // "thread 0: core 0, NUMA 0, lanes 0; ..." of process 0's team.
 std::string placement_text(const tlc::Team& team);
 int run_intra(const Options& o, const tlc::Environment& env);

@@ -61,6 +61,17 @@ inline void cpu_relax() noexcept {
 
 std::size_t block_of(std::size_t n, int ranks) { return n / static_cast<std::size_t>(ranks); }
 
+// The wrong elements of every thread's check, the first description kept.
+std::size_t total_wrong(const std::vector<std::size_t>& wrong, const std::vector<std::string>& what,
+                        std::string& first) {
+  std::size_t total = 0;
+  for (std::size_t t = 0; t < wrong.size(); ++t) {
+    total += wrong[t];
+    if (first.empty() && !what[t].empty()) first = what[t];
+  }
+  return total;
+}
+
 // ---------------------------------------------------------------------------------------------
 // tlc
 
@@ -134,12 +145,7 @@ class TlcCase : public Case {
       // Restore the input the timed calls start from.
       if (in_place_) fill_input(def_.kind, out, n_, me.size(), me.rank(), true);
     });
-    std::size_t total = 0;
-    for (std::size_t t = 0; t < wrong.size(); ++t) {
-      total += wrong[t];
-      if (first.empty() && !what[t].empty()) first = what[t];
-    }
-    return total;
+    return total_wrong(wrong, what, first);
   }
 
   Timing time(const Loop& loop) override {
@@ -489,12 +495,7 @@ class MasterCase : public Case {
             std::string("master-only ") + def_.name + ", rank " + std::to_string(rank), what[t]);
     });
     settle_openmp();
-    std::size_t total = 0;
-    for (std::size_t t = 0; t < wrong.size(); ++t) {
-      total += wrong[t];
-      if (first.empty() && !what[t].empty()) first = what[t];
-    }
-    return total;
+    return total_wrong(wrong, what, first);
   }
 
   Timing time(const Loop& loop) override {

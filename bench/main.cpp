@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include "bench.hpp"
+#include "calibrate.hpp"
 
 namespace tlc_bench {
 // The command line, for the header of every report.
@@ -39,6 +40,23 @@ int main(int argc, char** argv) {
   if (options.intra) return run_intra(options, env);
   if (options.algorithms) return run_algorithms(options, env);
   if (options.lanes_sweep) return run_lanes_sweep(options, env);
+  if (options.calibrate) {
+    CalibrateOptions c;
+    c.output = options.output;
+    c.min_bytes = options.min_size;
+    c.max_bytes = options.max_size;
+    c.threads = options.threads;
+    c.lanes = options.lanes;
+    if (!options.collective.empty()) {
+      c.collectives.clear();
+      const std::string list = options.collective + ",";
+      std::size_t from = 0;
+      for (std::size_t comma; (comma = list.find(',', from)) != std::string::npos; from = comma + 1)
+        if (comma > from) c.collectives.push_back(list.substr(from, comma - from));
+    }
+    c.header = {"tlc-bench commit " + commit()};
+    return run_calibrate(c);
+  }
   if (options.skew) return run_skew(options);
   if (!options.lane_mode.empty())
     return run_lane_benchmark(options, env, options.lane_mode == "lane-pattern");

@@ -44,6 +44,8 @@ std::string topology_summary() {
 extern int g_argc;
 extern char** g_argv;
 
+std::string commit() { return TLC_BENCH_COMMIT; }
+
 RunHeader make_header(const std::string& mode, const tlc::Environment& env) {
   const int argc = g_argc;
   char** const argv = g_argv;
@@ -53,7 +55,7 @@ RunHeader make_header(const std::string& mode, const tlc::Environment& env) {
   if (const char* node = std::getenv("TLC_NODE")) h.node_env = node;
   h.mpi_version = tlc::Environment::mpi_library_version();
   h.thread_level = tlc::Environment::thread_level_name(env.thread_level());
-  h.tlc_version = std::string("tlc ") + tlc::version_string + " (commit " TLC_BENCH_COMMIT ")";
+  h.tlc_version = std::string("tlc ") + tlc::version_string + " (commit " + commit() + ")";
   h.topology = topology_summary();
   for (int i = 0; i < argc; ++i) {
     if (i) h.options += ' ';
@@ -335,8 +337,8 @@ int run_across(const Options& o, const tlc::Environment& env) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// --algorithms: for each collective, a team per inter-process algorithm (forced) and one with
-// the selector's choice (the subject), against raw MPI.
+// --algorithms: for each collective, a team per algorithm of the shape (forced) and one with the
+// selector's choice (the subject), against raw MPI.
 
 int run_algorithms(const Options& o, const tlc::Environment& env) {
   std::vector<const CollectiveDef*> defs;
@@ -353,10 +355,10 @@ int run_algorithms(const Options& o, const tlc::Environment& env) {
       if (comma > from) keep.push_back(list.substr(from, comma - from));
     for (const std::string& k : keep) {
       bool any = false;
-      for (const CollectiveDef* d : defs) any = any || has_algorithm(d->collective, k, true);
+      for (const CollectiveDef* d : defs) any = any || has_algorithm(d->collective, k, false);
       if (!any)
-        return usage_error("--algorithms: no measured collective has an inter-process algorithm '" +
-                           k + "' (tlc-info --algorithms)");
+        return usage_error("--algorithms: no measured collective has an algorithm '" + k +
+                           "' (tlc-info --algorithms)");
     }
   }
   auto options_for = [&](const CollectiveDef* def, const std::string& name) {
@@ -387,9 +389,10 @@ int run_algorithms(const Options& o, const tlc::Environment& env) {
   sweep.header.placement = placement_text(*selector);
   sweep.header.node_threads *= selector->threads();
   sweep.header.description =
-      "tlc with the selector's choice (the subject) against tlc with each inter-process "
-      "algorithm forced in turn (one team each) and raw MPI (one rank per process), in the same "
-      "run on the same data; X/tlc > 1: the selector's choice is faster than X";
+      "tlc with the selector's choice (the subject) against tlc with each algorithm of the "
+      "shape forced in turn (one team each; across processes the inter-process algorithms, in "
+      "one process the single-process ones) and raw MPI (one rank per process), in the same "
+      "run on the same data; X/selector > 1: the selector's choice is faster than X";
   sweep.collectives = defs;
   sweep.step = o.step ? o.step : 4;
   tlc::Team* sel = selector.get();
@@ -403,7 +406,9 @@ int run_algorithms(const Options& o, const tlc::Environment& env) {
                  make_tlc_case(def, *sel, false),
                  {}});
     for (const tlc::AlgorithmDescription& a : tlc::algorithms()) {
-      if (a.collective != def.collective || a.single_process) continue;
+      // The algorithms of the team's shape: across processes the inter-process ones, in one
+      // process the single-process ones.
+      if (a.collective != def.collective || a.single_process != (sel->processes() == 1)) continue;
       if (!keep.empty() && std::find(keep.begin(), keep.end(), a.name) == keep.end()) continue;
       Column col{a.name,         "tlc with " + a.name + " forced: " + a.summary,
                  Role::baseline, true,

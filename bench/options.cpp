@@ -121,6 +121,11 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--lanes-sweep") {
       flag();
       o.lanes_sweep = true;
+    } else if (arg == "--calibrate") {
+      flag();
+      o.calibrate = true;
+    } else if (arg == "--output") {
+      o.output = take();
     } else if (arg == "--skew") {
       flag();
       o.skew = true;
@@ -154,11 +159,11 @@ Options parse_options(int argc, char** argv) {
   if (o.intra && o.lanes)
     throw std::invalid_argument("--lanes has no meaning with --intra (a one-process team)");
   const int modes = (o.intra ? 1 : 0) + (o.algorithms ? 1 : 0) + (o.skew ? 1 : 0) +
-                    (o.lanes_sweep ? 1 : 0) + (o.lane_mode.empty() ? 0 : 1);
+                    (o.lanes_sweep ? 1 : 0) + (o.calibrate ? 1 : 0) + (o.lane_mode.empty() ? 0 : 1);
   if (modes > 1)
     throw std::invalid_argument(
-        "choose one mode of --intra, --algorithms, --lanes-sweep, --skew, --lane-pattern and "
-        "--multi-collective");
+        "choose one mode of --intra, --algorithms, --lanes-sweep, --calibrate, --skew, "
+        "--lane-pattern and --multi-collective");
   if (o.skew && o.collective.empty()) o.collective = "all";
   if (o.skew && o.delay_us <= 0) throw std::invalid_argument("--delay-us must be positive");
   if (csv) o.format = Format::csv;
@@ -184,13 +189,20 @@ std::string usage(const char* program) {
          "                     rank per process, the inter-process part alone) and master-only\n"
          "                     across processes; allreduce by default, sizes x2. Launch one\n"
          "                     process per node, or set TLC_NODE=process on one machine\n"
-         "  --algorithms       the selector's choice against each inter-process algorithm\n"
-         "                     forced in turn (a team each) and raw MPI; allreduce by default\n"
+         "  --algorithms       the selector's choice against each algorithm forced in turn\n"
+         "                     (a team each; inter-process ones across processes, the\n"
+         "                     single-process ones in one) and raw MPI; allreduce by default\n"
          "  --lanes-sweep      threads per process and lanes (threads per rail): a team of t\n"
          "                     threads and l lanes on every process for t = 1..--threads\n"
          "                     (default 2), l = 1..--lanes (default 4); per size range the\n"
          "                     configuration this machine wants, by time / t (a process of t\n"
          "                     threads moves t rank buffers); heat map: bench/plot_lanes.gp\n"
+         "  --calibrate        fits the cost model to this machine (Hockney-style; -n 2 for\n"
+         "                     the inter-process terms) and writes a tuning file for\n"
+         "                     TLC_TUNING (--output FILE, default tlc-tuning.txt); prints\n"
+         "                     predicted against measured times per algorithm and size for\n"
+         "                     --collective (default allreduce,allgather,bcast,alltoall), up\n"
+         "                     to --max-size (docs/model.md)\n"
          "  --lane-pattern, --multi-collective: Traff & Hunold's lane benchmarks, see below\n"
          "  --skew             arrival imbalance, a program of its own, see below\n"
          "\n"

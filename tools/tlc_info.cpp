@@ -1,14 +1,17 @@
 // tlc-info: shows the machine as tlc sees it (NUMA domains, cores, rails), the placement plan a
-// team would get for the given options, and the MPI library tlc was built against. Runs
-// without MPI_Init and without a launcher, so it can be used on a login node or with --xml.
+// team would get for the given options, and the MPI library tlc was built against; --predict
+// evaluates the cost model for any team shape (docs/model.md). Runs without MPI_Init and without
+// a launcher, so it can be used on a login node or with --xml.
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iomanip>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +20,10 @@
 #include <tlc/environment.hpp>
 #include <tlc/error.hpp>
 #include <tlc/topology.hpp>
+
+#include "select/planner.hpp"
+#include "select/tuning.hpp"
+#include "team/config.hpp"
 
 namespace {
 
@@ -34,9 +41,14 @@ struct Settings {
   bool help = false;
   bool algorithms = false;
   bool plan = false;
+  bool predict = false;
   std::string collective = "allreduce";
   int processes = 2;
   int bytes = -1;
+  std::string tuning;  // --tuning: the model's parameters from this file
+  std::size_t min_size = 8, max_size = std::size_t{64} << 20;
+  int lane_parallelism = 0;
+  int numa_domains = 1;
 };
 
 // One command-line option. Adding an option (e.g. --algorithms) means adding one entry to
@@ -55,6 +67,38 @@ int parse_int(std::string_view option, const std::string& text) {
   if (text.empty() || ec != std::errc() || ptr != end)
     throw UsageError{"--" + std::string(option) + " expects an integer, got '" + text + "'"};
   return value;
+}
+
+// "8", "4K", "64M", "1G" (powers of 1024).
+std::size_t parse_size(std::string_view option, const std::string& text) {
+  std::size_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  std::size_t scale = 1;
+  if (ptr != end && ptr + 1 == end) {
+    switch (*ptr) {
+      case 'k':
+      case 'K':
+        scale = std::size_t{1} << 10;
+        break;
+      case 'm':
+      case 'M':
+        scale = std::size_t{1} << 20;
+        break;
+      case 'g':
+      case 'G':
+        scale = std::size_t{1} << 30;
+        break;
+      default:
+        scale = 0;
+    }
+  } else if (ptr != end) {
+    scale = 0;
+  }
+  if (text.empty() || ec != std::errc() || scale == 0)
+    throw UsageError{"--" + std::string(option) + " expects a size such as 8, 4K, 64M, got '" +
+                     text + "'"};
+  return value * scale;
 }
 
 const std::vector<OptionSpec>& option_table() {
@@ -88,12 +132,34 @@ const std::vector<OptionSpec>& option_table() {
        "print the plan of one call (--collective, --bytes, --processes, --threads, --lanes): "
        "algorithm, form, chunk, lanes, leader, and the predicted cost of each candidate",
        [](Settings& s, const std::string&) { s.plan = true; }},
-      {"collective", "C", "collective for --plan (default allreduce)",
+      {"collective", "C", "collective for --plan and --predict (default allreduce)",
        [](Settings& s, const std::string& v) { s.collective = v; }},
-      {"processes", "P", "processes for --algorithms and --plan (default 2)",
+      {"processes", "P", "processes for --algorithms, --plan and --predict (default 2)",
        [](Settings& s, const std::string& v) { s.processes = parse_int("processes", v); }},
-      {"bytes", "B", "bytes per rank block for --plan; only this size for --algorithms",
+      {"bytes", "B",
+       "bytes per rank block for --plan; only this size for --algorithms and --predict",
        [](Settings& s, const std::string& v) { s.bytes = parse_int("bytes", v); }},
+      {"predict", "",
+       "the cost model's time of the whole call for every algorithm of --collective and the "
+       "plan's choice, per size, for --processes x --threads with --lanes (any shape: no MPI, "
+       "no topology needed)",
+       [](Settings& s, const std::string&) { s.predict = true; }},
+      {"tuning", "FILE",
+       "model parameters for --predict, --plan and --algorithms from a tuning file, as "
+       "TLC_TUNING=FILE does (TLC_COST_* override it)",
+       [](Settings& s, const std::string& v) { s.tuning = v; }},
+      {"min-size", "B", "smallest size for --predict (default 8; 4K, 1M accepted)",
+       [](Settings& s, const std::string& v) { s.min_size = parse_size("min-size", v); }},
+      {"max-size", "B", "largest size for --predict (default 64M)",
+       [](Settings& s, const std::string& v) { s.max_size = parse_size("max-size", v); }},
+      {"lane-parallelism", "K",
+       "lanes MPI progresses at once for --predict (per-VCI MPICH: its VCIs; a global-lock "
+       "build: 1; default: the tuning file, else every lane)",
+       [](Settings& s, const std::string& v) {
+         s.lane_parallelism = parse_int("lane-parallelism", v);
+       }},
+      {"numa-domains", "D", "NUMA domains a process's threads span, for --predict (default 1)",
+       [](Settings& s, const std::string& v) { s.numa_domains = parse_int("numa-domains", v); }},
       {"help", "", "show this help", [](Settings& s, const std::string&) { s.help = true; }},
   };
   return table;
@@ -204,7 +270,7 @@ void print_algorithms(const Settings& settings, const tlc::Placement& plan) {
   for (std::size_t t = 1; t < plan.threads.size(); ++t)
     if (plan.threads[t].numa != plan.threads[t - 1].numa) ++domains;
   std::cout << "\nselector's choice for " << settings.processes << " process(es) x " << threads
-            << " thread(s), " << lanes << " lane(s) (predicted inter-process time, us):\n";
+            << " thread(s), " << lanes << " lane(s) (predicted time of the whole call, us):\n";
   std::vector<std::size_t> sizes;
   if (settings.bytes >= 0) {
     sizes.push_back(static_cast<std::size_t>(settings.bytes));
@@ -260,7 +326,8 @@ int print_plan(const Settings& settings) {
             << "  leader     " << pick.leader << "\n";
   if (!pick.fallback.empty()) std::cout << "  fallback   " << pick.fallback << "\n";
   if (!pick.predicted_seconds.empty()) {
-    std::cout << "predicted inter-process time of each candidate (cost model):\n";
+    std::cout << "predicted time of the whole call of each candidate (cost model, threads averaged "
+                 "over processes):\n";
     for (const auto& [name, seconds] : pick.predicted_seconds)
       std::cout << "  " << std::left << std::setw(20) << name << std::right << std::fixed
                 << std::setprecision(2) << std::setw(12) << seconds * 1e6 << " us"
@@ -269,7 +336,91 @@ int print_plan(const Settings& settings) {
   return 0;
 }
 
+// The model for any shape (--predict): every algorithm's predicted time of the whole call and
+// the plan's choice, size by size.
+int print_prediction(const Settings& settings) {
+  namespace td = tlc::detail;
+  const tlc::Collective collective = collective_named(settings.collective);
+  const int P = settings.processes, T = std::max(1, settings.request.threads),
+            L = std::max(1, settings.request.lanes);
+  if (P < 1 || settings.request.threads < 0 || settings.request.lanes < 0 ||
+      settings.numa_domains < 1 || settings.lane_parallelism < 0)
+    throw UsageError{"--predict needs positive --processes, --threads, --lanes, --numa-domains"};
+  td::Config config = td::Config::read(tlc::TeamOptions{});  // TLC_TUNING, TLC_COST_*
+  td::PlanSettings s = config.plan;
+  s.forced = {};  // what the planner itself chooses
+  s.arrival_leaders = false;
+  if (config.pipeline_chunk_asked) s.pipeline_chunk_bytes = config.pipeline_chunk_asked;
+  if (settings.lane_parallelism > 0) s.costs.lane_parallelism = settings.lane_parallelism;
+  const td::TeamShape shape{P, T, L, std::min(settings.numa_domains, T), P * T, true};
+  const td::Planner planner(shape, s);
+
+  const char* file = std::getenv("TLC_TUNING");
+  std::cout << "model ("
+            << (file && *file ? std::string("tuning file ") + file : "built-in defaults")
+            << ", TLC_COST_* over it):";
+  for (const td::CostKey& k : td::cost_keys()) {
+    if (k.integer) continue;
+    std::cout << ' ' << k.key << '=' << td::cost_value(s.costs, k);
+  }
+  std::cout << "\nlanes progressing at once: "
+            << (s.costs.lane_parallelism > 0 ? std::to_string(s.costs.lane_parallelism)
+                                             : "every lane (per-VCI MPI; a global-lock MPICH "
+                                               "such as Debian's needs --lane-parallelism 1)")
+            << "\n\n"
+            << settings.collective << ", " << P << " process(es) x " << T << " thread(s), " << L
+            << " lane(s): predicted time of the whole call, us (bytes per rank block; '*' the "
+               "plan's choice: across processes the cheapest, with threads averaged over "
+               "processes; in one process by size)\n";
+
+  std::vector<const td::AlgorithmInfo*> candidates;
+  for (const td::AlgorithmInfo& info : td::algorithm_registry())
+    if (info.collective == collective &&
+        planner.forced_plan({collective, 1, 1, true, false}, info.id))
+      candidates.push_back(&info);
+  std::vector<std::size_t> sizes;
+  if (settings.bytes >= 0) {
+    sizes.push_back(static_cast<std::size_t>(settings.bytes));
+  } else {
+    for (std::size_t b = std::max<std::size_t>(1, settings.min_size); b <= settings.max_size;
+         b *= 4)
+      sizes.push_back(b);
+    if (sizes.empty() || sizes.back() != settings.max_size) sizes.push_back(settings.max_size);
+  }
+  std::cout << std::right << std::setw(10) << "bytes";
+  std::vector<int> widths;
+  for (const td::AlgorithmInfo* info : candidates) {
+    widths.push_back(std::max<int>(14, static_cast<int>(std::string(info->name).size()) + 2));
+    std::cout << std::setw(widths.back()) << info->name;
+  }
+  std::cout << "  plan\n";
+  for (const std::size_t bytes : sizes) {
+    const std::size_t e = bytes % 8 == 0 && bytes ? 8 : 1;
+    const td::PlanQuery q{collective, bytes / e, e, true, false};
+    const td::Plan chosen = planner.as_run(q, planner.plan(q));
+    std::cout << std::setw(10) << human_bytes(bytes);
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      std::ostringstream cell;
+      cell << "- ";
+      if (const std::optional<td::Plan> p = planner.forced_plan(q, candidates[i]->id)) {
+        if (const std::optional<double> t = planner.predict_call(q, planner.as_run(q, *p))) {
+          cell.str("");
+          cell << std::fixed << std::setprecision(*t < 1e-4 ? 2 : 1) << *t * 1e6
+               << (candidates[i]->id == chosen.algorithm ? "*" : " ");
+        }
+      }
+      std::cout << std::setw(widths[i]) << cell.str();
+    }
+    std::cout << "  " << td::to_string(chosen.algorithm) << ':' << td::to_string(chosen.form)
+              << '\n';
+  }
+  return 0;
+}
+
 int run(const Settings& settings) {
+  // The library reads the model's parameters from TLC_TUNING (src/team/config.cpp).
+  if (!settings.tuning.empty()) ::setenv("TLC_TUNING", settings.tuning.c_str(), 1);
+  if (settings.predict) return print_prediction(settings);
   if (settings.plan) return print_plan(settings);
   const tlc::Topology topology = !settings.xml.empty() ? tlc::Topology::from_xml(settings.xml)
                                  : !settings.synthetic.empty()

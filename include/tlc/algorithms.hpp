@@ -45,13 +45,14 @@ struct Selection {
   int lanes = 1;                // lane communicators the network step drives
   std::string leader;           // who performs the inter-process step
   std::string fallback;         // non-empty: the forced choice could not serve the call, and why
-  // The cost model's inter-process time per candidate algorithm (several processes only).
+  // The cost model's time of the whole call per candidate algorithm, as the planner compares
+  // them (threads averaged over processes; several processes only; docs/model.md).
   std::vector<std::pair<std::string, double>> predicted_seconds;
 };
 
-// The plan tlc makes for such a call, honouring TLC_ALGO_<COLLECTIVE> and the TLC_COST_*
-// parameters. Lane parallelism comes from TLC_COST_LANE_PARALLELISM, else from the MPI library
-// when MPI is initialised, else every lane is assumed to progress in parallel.
+// The plan tlc makes for such a call, honouring TLC_ALGO_<COLLECTIVE>, TLC_TUNING and the
+// TLC_COST_* parameters. Lane parallelism comes from TLC_COST_LANE_PARALLELISM, else from the MPI
+// library when MPI is initialised, else every lane is assumed to progress in parallel.
 Selection select_algorithm(const SelectionQuery& query);
 
 // How many lanes the MPI library progresses at once, when it says (MPICH: its number of VCIs;

@@ -1,7 +1,7 @@
 // Team construction options. Every field has a sensible default; environment variables fill in
 // what the program leaves unset (TLC_THREADS, TLC_LANES, TLC_PIN, TLC_TIMEOUT, TLC_PIPELINE_CHUNK,
-// TLC_TIMEOUT_ACTION, TLC_ALGO_*, TLC_FALLBACK, TLC_LEADERS, TLC_CHECK, TLC_STATS; read in
-// src/team/config.cpp).
+// TLC_TIMEOUT_ACTION, TLC_ALGO_*, TLC_FALLBACK, TLC_LEADERS, TLC_CHECK, TLC_STATS, TLC_TUNING,
+// TLC_COST_*; read in src/team/config.cpp).
 #pragma once
 
 #include <cstddef>
@@ -84,6 +84,15 @@ struct TeamOptions {
   // TLC_STATS=1, process 0 also prints every process's table on stderr when the team is
   // destroyed.
   std::optional<bool> stats;
+  // The cost model's parameters, from a tuning file of `key = value` lines (alpha_us, lane_gbs,
+  // reduce_gbs, sync_us, memory_gbs, cache_gbs, cache_mib, call_us, lane_parallelism; `#`
+  // comments), as `tlc-bench --calibrate` writes it (docs/model.md). Keys the file leaves out
+  // keep the built-in defaults; a TLC_COST_<KEY> variable (TLC_COST_ALPHA_US, ...) overrides its
+  // key over the file. An unreadable file, an unknown key or a value that is not a positive
+  // number is tlc::Error (invalid_argument) naming the file, line and key, at team construction.
+  // The plan depends on it, so it must be the same on every process (checked). "": TLC_TUNING,
+  // else no file.
+  std::string tuning_file;
 };
 
 }  // namespace tlc

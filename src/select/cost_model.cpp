@@ -15,65 +15,91 @@ namespace {
 
 double log2_ceil(int p) { return p <= 1 ? 0.0 : std::ceil(std::log2(static_cast<double>(p))); }
 
+// A time in two parts: start-up terms (alpha) and per-byte terms (beta, gamma), so that MPI's
+// own collectives can weigh each by the factors fitted for them.
+struct Terms {
+  double start = 0;
+  double bytes = 0;
+  double total() const { return start + bytes; }
+};
+
 // MPICH's default algorithms ([Thakur] sec. 4), n bytes per process (block for allgather-like).
+// A step that sends m bytes starts at alpha, plus the rendezvous handshake where m is past the
+// eager limit; a step of an algorithm whose messages shrink is priced at its largest message.
 struct Mpi {
   const CostParameters& c;
   int P;
-  double beta() const { return 1.0 / c.lane_bandwidth; }
+  double held = 1;  // the share of the operation's bytes the caches hold (lane_held)
+  double beta() const { return held / c.lane_bandwidth + (1 - held) / c.lane_memory_bandwidth; }
   double gamma() const { return 1.0 / c.reduce_bandwidth; }
   double frac() const { return P <= 1 ? 0.0 : static_cast<double>(P - 1) / P; }
+  double start(double m) const { return c.alpha + (m > c.eager_bytes ? c.handshake : 0.0); }
 
-  double recursive_doubling_allreduce(double n) const {
-    return log2_ceil(P) * (c.alpha + n * beta() + n * gamma());
+  Terms recursive_doubling_allreduce(double n) const {
+    return {log2_ceil(P) * start(n), log2_ceil(P) * (n * beta() + n * gamma())};
   }
-  double rabenseifner_allreduce(double n) const {
-    return 2 * log2_ceil(P) * c.alpha + 2 * frac() * n * beta() + frac() * n * gamma();
+  Terms rabenseifner_allreduce(double n) const {
+    return {2 * log2_ceil(P) * start(n / 2), 2 * frac() * n * beta() + frac() * n * gamma()};
   }
-  double allreduce(double n) const {
+  Terms allreduce(double n) const {
     return n <= 2048 ? recursive_doubling_allreduce(n) : rabenseifner_allreduce(n);
   }
-  double binomial_bcast(double n) const { return log2_ceil(P) * (c.alpha + n * beta()); }
-  double bcast(double n) const {  // scatter + allgather for large messages
+  Terms binomial_bcast(double n) const {
+    return {log2_ceil(P) * start(n), log2_ceil(P) * n * beta()};
+  }
+  Terms bcast(double n) const {  // scatter + allgather for large messages
     return n <= 12288 ? binomial_bcast(n)
-                      : (log2_ceil(P) + P - 1) * c.alpha + 2 * frac() * n * beta();
+                      : Terms{(log2_ceil(P) + P - 1) * start(n / P), 2 * frac() * n * beta()};
   }
-  double reduce(double n) const {
-    return n <= 2048 ? log2_ceil(P) * (c.alpha + n * beta() + n * gamma())
-                     : 2 * log2_ceil(P) * c.alpha + 2 * frac() * n * beta() + frac() * n * gamma();
+  Terms reduce(double n) const {
+    return n <= 2048 ? Terms{log2_ceil(P) * start(n), log2_ceil(P) * (n * beta() + n * gamma())}
+                     : Terms{2 * log2_ceil(P) * start(n / 2),
+                             2 * frac() * n * beta() + frac() * n * gamma()};
   }
-  double ring_allgather(double total) const { return (P - 1) * c.alpha + frac() * total * beta(); }
-  double bruck_allgather(double total) const {
-    return log2_ceil(P) * c.alpha + frac() * total * beta();
+  Terms ring_allgather(double total) const {
+    return {(P - 1) * start(total / P), frac() * total * beta()};
   }
-  double allgather(double total) const {
+  Terms bruck_allgather(double total) const {
+    return {log2_ceil(P) * start(total / 2), frac() * total * beta()};
+  }
+  Terms allgather(double total) const {
     return total <= 81920 ? bruck_allgather(total) : ring_allgather(total);
   }
-  double gather(double total) const { return log2_ceil(P) * c.alpha + frac() * total * beta(); }
-  double pairwise_alltoall(double per_pair) const {
-    return (P - 1) * (c.alpha + per_pair * beta());
+  Terms gather(double total) const {
+    return {log2_ceil(P) * start(total / 2), frac() * total * beta()};
   }
-  double isend_alltoall(double per_pair) const {
-    return (P - 1) * c.alpha + (P - 1) * per_pair * beta();
+  Terms pairwise_alltoall(double per_pair) const {
+    return {(P - 1) * start(per_pair), (P - 1) * per_pair * beta()};
   }
-  double reduce_scatter(double total) const {  // pairwise exchange
-    return (P - 1) * c.alpha + frac() * total * (beta() + gamma());
+  Terms isend_alltoall(double per_pair) const { return pairwise_alltoall(per_pair); }
+  Terms reduce_scatter(double total) const {  // pairwise exchange
+    return {(P - 1) * start(total / P), frac() * total * (beta() + gamma())};
   }
-  double exscan(double n) const { return log2_ceil(P) * (c.alpha + n * beta() + n * gamma()); }
+  Terms exscan(double n) const {
+    return {log2_ceil(P) * start(n), log2_ceil(P) * (n * beta() + n * gamma())};
+  }
 };
 
-}  // namespace
+// The collective whose factors price MPI's call for c (v-variants: their base).
+Collective mpi_base(Collective c) {
+  switch (c) {
+    case Collective::allgatherv:
+      return Collective::allgather;
+    case Collective::gatherv:
+      return Collective::gather;
+    case Collective::scatterv:
+      return Collective::scatter;
+    case Collective::alltoallv:
+      return Collective::alltoall;
+    default:
+      return c;
+  }
+}
 
-std::optional<double> predict(Algorithm algorithm, const CostQuery& q, const CostParameters& c) {
-  const int P = q.processes;
-  const double per_process = static_cast<double>(q.ranks) / P;  // average ranks per process
+// Bytes of the process-level operation of q: what MPI's collective or tlc's point-to-point
+// algorithm moves (allgather-like: all blocks; alltoall: per process pair).
+double process_bytes(const CostQuery& q) {
   const double n = static_cast<double>(q.bytes);
-  const int L = std::max(1, q.lanes);
-  const int concurrent = std::clamp(c.lane_parallelism > 0 ? c.lane_parallelism : L, 1, L);
-  const double rounds = std::ceil(static_cast<double>(L) / concurrent);
-  const Mpi mpi{c, P};
-
-  // Bytes of the process-level operation.
-  double size = n;
   switch (q.collective) {
     case Collective::allgather:
     case Collective::allgatherv:
@@ -81,82 +107,297 @@ std::optional<double> predict(Algorithm algorithm, const CostQuery& q, const Cos
     case Collective::gatherv:
     case Collective::scatter:
     case Collective::scatterv:
-      size = n * q.ranks;  // total gathered
-      break;
+    case Collective::reduce_scatter_block:
+      return n * q.ranks;
+    case Collective::alltoall:
+    case Collective::alltoallv: {
+      const double per_process = static_cast<double>(q.ranks) / q.processes;
+      return n * per_process * per_process;
+    }
+    default:
+      return n;
+  }
+}
+
+// MPI's collective for q on `bytes` (of the process-level operation), before its factors.
+Terms mpi_collective(const Mpi& mpi, Collective collective, double bytes) {
+  switch (collective) {
+    case Collective::barrier:
+      return {log2_ceil(mpi.P) * mpi.c.alpha, 0};
+    case Collective::bcast:
+      return mpi.bcast(bytes);
+    case Collective::reduce:
+      return mpi.reduce(bytes);
+    case Collective::allreduce:
+      return mpi.allreduce(bytes);
+    case Collective::allgather:
+    case Collective::allgatherv:
+      return mpi.allgather(bytes);
+    case Collective::gather:
+    case Collective::gatherv:
+    case Collective::scatter:
+    case Collective::scatterv:
+      return mpi.gather(bytes);
     case Collective::alltoall:
     case Collective::alltoallv:
-      size = n * per_process * per_process;  // per process pair
-      break;
+      return mpi.pairwise_alltoall(bytes);
     case Collective::reduce_scatter_block:
-      size = n * q.ranks;
-      break;
-    default:
-      break;
+      return mpi.reduce_scatter(bytes);
+    case Collective::scan:
+    case Collective::exscan:
+      return mpi.exscan(bytes);
   }
-  // The MPI collective of one part of `parts`.
-  auto mpi_cost = [&](double bytes) -> double {
-    switch (q.collective) {
-      case Collective::barrier:
-        return log2_ceil(P) * c.alpha;
-      case Collective::bcast:
-        return mpi.bcast(bytes);
-      case Collective::reduce:
-        return mpi.reduce(bytes);
-      case Collective::allreduce:
-        return mpi.allreduce(bytes);
-      case Collective::allgather:
-      case Collective::allgatherv:
-        return mpi.allgather(bytes);
-      case Collective::gather:
-      case Collective::gatherv:
-      case Collective::scatter:
-      case Collective::scatterv:
-        return mpi.gather(bytes);
-      case Collective::alltoall:
-      case Collective::alltoallv:
-        return mpi.pairwise_alltoall(bytes);
-      case Collective::reduce_scatter_block:
-        return mpi.reduce_scatter(bytes);
-      case Collective::scan:
-      case Collective::exscan:
-        return mpi.exscan(bytes);
-    }
-    return 0;
+  return {};
+}
+
+}  // namespace
+
+double lane_held(double bytes, const CostParameters& c) {
+  const double working_set = 2 * bytes;  // what is sent and what is received
+  return working_set > c.cache_bytes ? c.cache_bytes / working_set : 1.0;
+}
+
+MpiTerms mpi_terms(const CostQuery& q, const CostParameters& c) {
+  const double size = process_bytes(q);
+  const Terms t = mpi_collective(Mpi{c, q.processes, lane_held(size, c)}, q.collective, size);
+  return {t.start, t.bytes};
+}
+
+std::optional<double> predict(Algorithm algorithm, const CostQuery& q, const CostParameters& c) {
+  const int P = q.processes;
+  const int L = std::max(1, q.lanes);
+  const int concurrent = std::clamp(c.lane_parallelism > 0 ? c.lane_parallelism : L, 1, L);
+  const double rounds = std::ceil(static_cast<double>(L) / concurrent);
+  const double size = process_bytes(q);
+  const Mpi mpi{c, P, lane_held(size, c)};
+  // MPI's own collective on `bytes`, weighed by the factors fitted for it.
+  const auto b = static_cast<std::size_t>(mpi_base(q.collective));
+  auto mpi_cost = [&](double bytes) {
+    const Terms t = mpi_collective(mpi, q.collective, bytes);
+    return c.mpi_alpha[b] * t.start + c.mpi_beta[b] * t.bytes;
   };
-  const double lane_overhead = c.rendezvous;  // lane steps end with a full rendezvous
+  // Lane steps end with a full rendezvous of a process's threads (none to wait for with one).
+  const double lane_overhead =
+      c.rendezvous * log2_ceil(static_cast<int>(std::lround(static_cast<double>(q.ranks) / P)));
   // tlc's point-to-point loops post every message through the lane lock and wait politely:
   // about one message start more per lane than the same schedule inside MPI, which also makes
   // an MPI collective win a tie against the same algorithm run by tlc.
   const double p2p_overhead = rounds * c.alpha;
   const double part = size / L;
+  auto p2p = [&](Terms t) { return rounds * t.total() + lane_overhead + p2p_overhead; };
   switch (algorithm) {
     case Algorithm::hierarchical:
       return mpi_cost(size);
     case Algorithm::full_lane:
       return rounds * mpi_cost(part) + lane_overhead;
     case Algorithm::ring:
-      return rounds * mpi.ring_allgather(part) + lane_overhead + p2p_overhead;
+      return p2p(mpi.ring_allgather(part));
     case Algorithm::bruck:
       if (!q.equal_processes) return std::nullopt;
-      return rounds * mpi.bruck_allgather(part) + lane_overhead + p2p_overhead;
+      return p2p(mpi.bruck_allgather(part));
     case Algorithm::binomial:
-      return rounds * mpi.binomial_bcast(part) + lane_overhead + p2p_overhead;
+      return p2p(mpi.binomial_bcast(part));
     case Algorithm::pairwise:
       if (q.collective == Collective::reduce_scatter_block) {
         if (!q.commutative) return std::nullopt;
-        return rounds * mpi.reduce_scatter(part) + lane_overhead + p2p_overhead;
+        return p2p(mpi.reduce_scatter(part));
       }
-      return rounds * mpi.pairwise_alltoall(part) + lane_overhead + p2p_overhead;
+      return p2p(mpi.pairwise_alltoall(part));
     case Algorithm::isend:
-      return rounds * mpi.isend_alltoall(part) + lane_overhead + p2p_overhead;
+      return p2p(mpi.isend_alltoall(part));
     case Algorithm::recursive_doubling:
-      return rounds * mpi.recursive_doubling_allreduce(part) + lane_overhead + p2p_overhead;
+      return p2p(mpi.recursive_doubling_allreduce(part));
     case Algorithm::rabenseifner:
       if (!q.commutative) return std::nullopt;
-      return rounds * mpi.rabenseifner_allreduce(part) + lane_overhead + p2p_overhead;
+      return p2p(mpi.rabenseifner_allreduce(part));
     default:
       return std::nullopt;  // single-process algorithms are not priced here
   }
+}
+
+namespace {
+
+// What one thread of T does in the intra-process phases of a call, in bytes of one rank block n
+// (N ranks, P processes): bytes it copies (written) and combines (folded into an accumulator).
+struct Work {
+  double copy = 0;
+  double combine = 0;
+  Work operator+(const Work& o) const { return {copy + o.copy, combine + o.combine}; }
+  Work operator/(double k) const { return {copy / k, combine / k}; }
+};
+
+// The bytes of one thread's buffers (send + receive): T times this is what the callers bring to
+// the working set of a process.
+double footprint(Collective c, double n, double N) {
+  switch (c) {
+    case Collective::allgather:
+    case Collective::allgatherv:
+    case Collective::gather:
+    case Collective::gatherv:
+    case Collective::scatter:
+    case Collective::scatterv:
+    case Collective::reduce_scatter_block:
+      return n + N * n;
+    case Collective::alltoall:
+    case Collective::alltoallv:
+      return 2 * N * n;
+    case Collective::barrier:
+      return 0;
+    case Collective::bcast:  // one buffer, in and out
+      return n;
+    default:
+      return 2 * n;
+  }
+}
+
+// One process alone (T threads, n bytes per rank block). Sliced: every thread takes 1/T of all
+// the copying and combining (algo/sliced.cpp); flat: every thread computes its own output from
+// every contribution (algo/flat.cpp), plus the copy that carries its own contribution.
+Work single_process_work(Collective c, bool sliced, double n, double T) {
+  const double share = sliced ? 1 / T : 1;
+  switch (c) {
+    case Collective::barrier:
+      return {};
+    case Collective::bcast:
+      return {sliced ? (T - 1) * n / T : n, 0};
+    case Collective::reduce:
+      return {sliced ? n / T : n, (T - 1) * n * share};
+    case Collective::allreduce:
+    case Collective::scan:
+    case Collective::exscan:
+      return {n, (T - 1) * n * share};
+    case Collective::reduce_scatter_block:
+      return {n, (T - 1) * n};
+    case Collective::allgather:
+    case Collective::allgatherv:
+    case Collective::alltoall:
+    case Collective::alltoallv:
+      return {T * n, 0};
+    case Collective::gather:
+    case Collective::gatherv:
+      return {sliced ? n : T * n, 0};
+    case Collective::scatter:
+    case Collective::scatterv:
+      return {n, 0};
+  }
+  return {};
+}
+
+// Across processes (algo/across.hpp): what the busiest thread does before the network step
+// (produce: filling the staging region, shared by T workers) and after it (consume: taking its
+// output out), and the bytes of the region.
+struct Phases {
+  Work produce;
+  Work consume;
+  double region = 0;
+  double pieces = 1;  // rank blocks one chunk cuts (algo/pipeline.hpp)
+};
+
+Phases across_work(Collective c, double n, double T, double N) {
+  const Work reduce_in{n / T, (T - 1) * n / T};  // T contributions into the region
+  switch (c) {
+    case Collective::barrier:
+      return {};
+    case Collective::bcast:  // the data travels in a caller's output; the others copy it
+      return {{}, {T > 1 ? n : 0, 0}, n, 1};
+    case Collective::reduce:
+    case Collective::allreduce:
+      return {reduce_in, {n, 0}, n, 1};
+    case Collective::scan:
+    case Collective::exscan:
+      return {reduce_in, {n, n}, n, 1};
+    case Collective::allgather:
+    case Collective::allgatherv:
+    case Collective::gather:
+    case Collective::gatherv:
+      return {{n, 0}, {N * n, 0}, N * n, N};
+    case Collective::scatter:
+    case Collective::scatterv:
+      return {{N * n / T, 0}, {n, 0}, N * n, N};
+    case Collective::alltoall:
+    case Collective::alltoallv:
+      return {{N * n, 0}, {N * n, 0}, 2 * T * N * n, N};
+    case Collective::reduce_scatter_block:
+      return {{N * n / T, (T - 1) * N * n / T}, {n, 0}, N * n, N};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::optional<double> predict_call(const CallCostQuery& q, const CostParameters& c) {
+  const CostQuery& across = q.across;
+  const Collective collective = across.collective;
+  const double n = static_cast<double>(across.bytes);
+  const double T = std::max(1, q.threads);
+  const double N = std::max(across.ranks, 1);
+  const double sync = T > 1 ? c.rendezvous * log2_ceil(q.threads) : 0.0;
+  // Seconds of a thread's work when the process's copies touch `working_set` bytes: the part of
+  // the working set the caches hold moves at cache speed, the rest at memory speed, where
+  // combining is bound by memory too.
+  auto seconds = [&](const Work& w, double working_set) {
+    const double held = working_set > c.cache_bytes ? c.cache_bytes / working_set : 1.0;
+    const double memory_combine = std::min(c.reduce_bandwidth, c.memory_bandwidth);
+    return w.copy * (held / c.cache_bandwidth + (1 - held) / c.memory_bandwidth) +
+           w.combine * (held / c.reduce_bandwidth + (1 - held) / memory_combine);
+  };
+  const double callers = T * footprint(collective, n, N);
+
+  if (across.processes <= 1) {
+    // Led by arrival: the data goes through a deposit, each thread copies it out.
+    if (q.algorithm == Algorithm::dynamic)
+      return c.call_overhead + sync +
+             seconds(single_process_work(collective, false, n, T) + Work{n, 0}, callers);
+    switch (q.form) {
+      case Form::inline_line:  // one rendezvous of begin lines, no descriptor
+        return sync;
+      case Form::carried:
+        return c.call_overhead + sync +
+               seconds(single_process_work(collective, false, n, T), callers);
+      case Form::two_level:  // a rendezvous more than sliced, the same bytes per thread
+        return c.call_overhead + 3 * sync +
+               seconds(single_process_work(collective, true, n, T), callers);
+      default:
+        return c.call_overhead + 2 * sync +
+               seconds(single_process_work(collective, true, n, T), callers);
+    }
+  }
+
+  auto network = [&](double bytes) {
+    CostQuery part = across;
+    part.bytes = static_cast<std::size_t>(bytes);
+    // Led by arrival, the elected thread calls MPI's collective as hierarchical's leader does.
+    return predict(q.algorithm == Algorithm::dynamic ? Algorithm::hierarchical : q.algorithm, part,
+                   c);
+  };
+  if (collective == Collective::barrier) {
+    const std::optional<double> mpi = network(0);
+    if (!mpi) return std::nullopt;
+    return c.call_overhead + 2 * sync + *mpi;
+  }
+  if (q.form == Form::direct) {  // MPI's call on the one thread's own buffers
+    const std::optional<double> mpi = network(n);
+    if (!mpi) return std::nullopt;
+    return c.call_overhead + *mpi;
+  }
+  Phases ph = across_work(collective, n, T, N);
+  // Led by arrival: a thread that leaves early first copies its data aside.
+  if (q.algorithm == Algorithm::dynamic) ph.produce = ph.produce + Work{n, 0};
+  const double working_set = callers + ph.region;
+  const double lanes = std::max(1, across.lanes);
+  double chunks = 1;
+  if (q.form == Form::pipelined && q.chunk_bytes > 0)
+    chunks = std::max(1.0, std::ceil(n * ph.pieces / (static_cast<double>(q.chunk_bytes) * lanes)));
+  const std::optional<double> net = network(n / chunks);
+  if (!net) return std::nullopt;
+  // Per chunk: the produce and consume steps end with a rendezvous each (algo/pipeline.hpp).
+  const double intra = seconds(ph.produce / chunks + ph.consume / chunks, working_set) + 2 * sync;
+  if (chunks <= 1) return c.call_overhead + sync + intra + *net;
+  // Threads that drive no lane produce and consume chunk i while chunk i - 1 crosses the network;
+  // when every thread drives a lane nothing overlaps.
+  const double drivers = uses_lanes(q.algorithm) ? std::min<double>(lanes, T) : 1;
+  if (drivers >= T) return c.call_overhead + sync + chunks * (intra + *net);
+  return c.call_overhead + sync + intra + *net + (chunks - 1) * std::max(intra, *net);
 }
 
 }  // namespace tlc::detail

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdio>
 
 #include <tlc/algorithms.hpp>
@@ -51,18 +52,28 @@ Planner::Planner(const TeamShape& shape, const PlanSettings& settings)
       for (unsigned size = 1; size < size_slots; size *= 2)
         folds_[(op * class_count + cls) * size_slots + size] = builtin_line_fold(
             static_cast<BuiltinOp>(op), TypeInfo{static_cast<TypeClass>(cls), size, size});
-  // The cost model once: the cheapest inter-process algorithm per collective, op kind and size
-  // band, evaluated at the band's first size.
+  // The cost model once: the cheapest algorithm across processes per collective, op kind and
+  // size band, evaluated at the band's first size (shared_cost).
   if (shape_.processes > 1) {
     cheapest_.assign(collective_count * 2 * bands, Algorithm::hierarchical);
     for (std::size_t c = 0; c < collective_count; ++c) {
       const auto collective = static_cast<Collective>(c);
       if (traits_of(collective).v_variant || collective == Collective::barrier) continue;
-      for (int commutative = 0; commutative < 2; ++commutative)
+      for (int commutative = 0; commutative < 2; ++commutative) {
+        // Nothing to price where one algorithm alone can serve (often so with one thread).
+        int serving = 0;
+        const char* why = nullptr;
+        for (const auto& info : algorithm_registry())
+          serving += info.collective == collective && info.id != Algorithm::dynamic &&
+                     can_serve({collective, 1, 1, commutative != 0, false}, info.id, why);
+        if (serving <= 1) continue;
+        // Bands past 16 TiB per buffer take the choice of the last one below.
+        constexpr int priced = 1 + 4 * 44;
+        Algorithm* row = &cheapest_[(c * 2 + static_cast<std::size_t>(commutative)) * bands];
         for (int b = 0; b < bands; ++b)
-          cheapest_[(c * 2 + static_cast<std::size_t>(commutative)) * bands +
-                    static_cast<std::size_t>(b)] =
-              cheapest(collective, band_start(b), commutative != 0);
+          row[b] =
+              b <= priced ? cheapest(collective, band_start(b), commutative != 0) : row[priced];
+      }
     }
   }
   // Single-process calls small enough for a begin line take the inline form wherever the plan
@@ -128,16 +139,46 @@ bool Planner::can_serve(const PlanQuery& q, Algorithm a, const char*& why) const
   return true;
 }
 
+// The planner compares whole calls (predict_call), not only their inter-process phases: the
+// algorithms differ inside the process too (the direct form copies nothing, a pipelined form
+// overlaps its copies with the network). Every process must choose alike, so the call is priced
+// on what they share: the average thread count, and the direct form only where every process
+// has one thread.
+std::optional<double> Planner::shared_cost(const PlanQuery& q, Algorithm a) const {
+  const char* why = nullptr;
+  // Led by arrival is asked for (TLC_LEADERS), never chosen by cost.
+  if (a == Algorithm::dynamic || !can_serve(q, a, why)) return std::nullopt;
+  std::optional<Plan> p = in_form(q, a, std::nullopt, why);
+  if (!p) return std::nullopt;
+  if (p->form == Form::direct && !p->one_thread_everywhere) p->form = Form::staged;
+  const int threads = std::max(
+      1, static_cast<int>(std::lround(static_cast<double>(shape_.ranks) / shape_.processes)));
+  return tlc::detail::predict_call(call_query(q, *p, threads), settings_.costs);
+}
+
+CallCostQuery Planner::call_query(const PlanQuery& q, const Plan& p, int threads) const {
+  CallCostQuery query;
+  query.across = {q.collective,          q.count * q.element_size, shape_.processes,
+                  shape_.ranks,          std::max(1, p.lanes),     q.commutative,
+                  shape_.equal_processes};
+  query.threads = threads;
+  query.numa_groups = shape_.numa_groups;
+  query.algorithm = p.algorithm;
+  query.form = p.form;
+  query.chunk_bytes = p.chunk_bytes;
+  return query;
+}
+
 Algorithm Planner::cheapest(Collective c, std::size_t bytes, bool commutative) const {
-  const CostQuery query{
-      c, bytes, shape_.processes, shape_.ranks, shape_.lanes, commutative, shape_.equal_processes};
-  const PlanQuery q{c, 0, 1, commutative, false};
+  // The table is banded by the bytes of one thread's buffer; the model prices one rank block.
+  const std::size_t blocks =
+      traits_of(c).buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1;
+  const PlanQuery q{c, bytes / blocks, 1, commutative, false};
   Algorithm best = Algorithm::hierarchical;
   double best_cost = -1;
-  const char* why = nullptr;
   for (const auto& info : algorithm_registry()) {
-    if (info.collective != c || !can_serve(q, info.id, why)) continue;
-    const std::optional<double> cost = predict(info.id, query, settings_.costs);
+    if (info.collective != c) continue;
+    const std::optional<double> cost = shared_cost(q, info.id);
     if (cost && (best_cost < 0 || *cost < best_cost)) {
       best = info.id;
       best_cost = *cost;
@@ -328,17 +369,36 @@ Plan Planner::plan(const PlanQuery& q, std::string* reason) const {
 std::vector<std::pair<Algorithm, double>> Planner::predictions(const PlanQuery& q) const {
   std::vector<std::pair<Algorithm, double>> all;
   if (shape_.processes == 1) return all;
-  const CollectiveTraits& t = traits_of(q.collective);
-  const std::size_t bytes =
-      q.count * q.element_size *
-      (t.buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1);
-  const CostQuery query{q.collective, bytes,         shape_.processes,      shape_.ranks,
-                        shape_.lanes, q.commutative, shape_.equal_processes};
-  for (const auto& info : algorithm_registry()) {
-    if (info.collective != q.collective || info.single_process) continue;
-    if (auto cost = predict(info.id, query, settings_.costs)) all.emplace_back(info.id, *cost);
-  }
+  for (const auto& info : algorithm_registry())
+    if (info.collective == q.collective)
+      if (const std::optional<double> cost = shared_cost(q, info.id))
+        all.emplace_back(info.id, *cost);
   return all;
+}
+
+std::optional<Plan> Planner::forced_plan(const PlanQuery& q, Algorithm a) const {
+  const char* why = nullptr;
+  if (!can_serve(q, a, why)) return std::nullopt;
+  return in_form(q, a, std::nullopt, why);
+}
+
+Plan Planner::as_run(const PlanQuery& q, Plan p) const {
+  if (shape_.processes != 1 || p.algorithm != Algorithm::flat) return p;
+  const std::optional<Override>& o = settings_.forced[static_cast<std::size_t>(q.collective)];
+  if (o && o->form && *o->form != Form::inline_line) return p;
+  // The inline form takes calls of built-in ops on built-in types: priced as a sum of floats.
+  Call probe;
+  probe.collective = q.collective;
+  probe.type = {TypeClass::floating, static_cast<std::uint32_t>(q.element_size),
+                static_cast<std::uint32_t>(q.element_size)};
+  probe.op = q.commutative ? BuiltinOp::sum : BuiltinOp::none;
+  if (q.collective == Collective::barrier || serves_inline(probe, q.count))
+    p.form = Form::inline_line;
+  return p;
+}
+
+std::optional<double> Planner::predict_call(const PlanQuery& q, const Plan& p) const {
+  return tlc::detail::predict_call(call_query(q, p, shape_.threads), settings_.costs);
 }
 
 }  // namespace tlc::detail

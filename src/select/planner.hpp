@@ -121,8 +121,17 @@ class Planner {
   const TeamShape& shape() const noexcept { return shape_; }
   const PlanSettings& settings() const noexcept { return settings_; }
   const CostParameters& costs() const noexcept { return settings_.costs; }
-  // The cost model's prediction of every inter-process candidate (tlc-info --plan).
+  // The cost model's time of the whole call for every candidate across processes, as the
+  // planner compares them (shared_cost; tlc-info --plan).
   std::vector<std::pair<Algorithm, double>> predictions(const PlanQuery& q) const;
+  // The plan of algorithm a forced for q in its own form, or nothing when a cannot serve q.
+  std::optional<Plan> forced_plan(const PlanQuery& q, Algorithm a) const;
+  // p as a call of a built-in op on floating-point elements would run it: single-process flat
+  // calls small enough for a begin line take the inline form (decided before any plan is made).
+  Plan as_run(const PlanQuery& q, Plan p) const;
+  // The cost model's time of the whole call q run as p on this process's threads
+  // (cost_model.hpp, predict_call), for comparing with measurements.
+  std::optional<double> predict_call(const PlanQuery& q, const Plan& p) const;
 
  private:
   // The automatic plan: what runs when nothing is forced.
@@ -133,6 +142,9 @@ class Planner {
   bool pipelines_by_default(const PlanQuery& q, Algorithm a) const;
   bool can_serve(const PlanQuery& q, Algorithm a, const char*& why) const;
   Algorithm cheapest(Collective c, std::size_t bytes, bool commutative) const;
+  // What the planner compares: a's whole call for q priced on what every process shares.
+  std::optional<double> shared_cost(const PlanQuery& q, Algorithm a) const;
+  CallCostQuery call_query(const PlanQuery& q, const Plan& p, int threads) const;
   // The inline fold kernel of a built-in op on a built-in type of at most 32 bytes, or nullptr.
   LineFoldFn fold_of(BuiltinOp op, TypeInfo type) const noexcept {
     const auto o = static_cast<unsigned>(op), cls = static_cast<unsigned>(type.type_class);

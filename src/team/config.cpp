@@ -7,6 +7,8 @@
 
 #include <tlc/error.hpp>
 
+#include "select/tuning.hpp"
+
 namespace tlc::detail {
 
 namespace {
@@ -36,19 +38,6 @@ std::optional<double> env_seconds(const char* name) {
   if (*end || !(value >= 0))
     throw Error(Errc::invalid_argument,
                 std::string("tlc: ") + name + "='" + text + "' is not a number of seconds");
-  return value;
-}
-
-// A positive number, or `fallback` when the variable is unset.
-double env_positive(const char* name, double fallback) {
-  const char* text = variable(name);
-  if (!text) return fallback;
-  char* end = nullptr;
-  errno = 0;
-  const double value = std::strtod(text, &end);
-  if (errno || *end || !(value > 0))
-    throw Error(Errc::invalid_argument,
-                std::string("tlc: ") + name + "='" + text + "' is not a positive number");
   return value;
 }
 
@@ -111,14 +100,18 @@ bool either(const std::string& option, const char* option_name, const char* vari
               "tlc: " + origin + "='" + value + "' (expected '" + first + "' or '" + second + "')");
 }
 
-CostParameters cost_parameters() {
+// The built-in defaults, then the tuning file (the option, else TLC_TUNING), then single
+// TLC_COST_<KEY> variables over both.
+CostParameters cost_parameters(const TeamOptions& o) {
   CostParameters p;
-  p.alpha = env_positive("TLC_COST_ALPHA_US", p.alpha * 1e6) * 1e-6;
-  p.lane_bandwidth = env_positive("TLC_COST_LANE_GBS", p.lane_bandwidth / 1e9) * 1e9;
-  p.reduce_bandwidth = env_positive("TLC_COST_REDUCE_GBS", p.reduce_bandwidth / 1e9) * 1e9;
-  p.rendezvous = env_positive("TLC_COST_SYNC_US", p.rendezvous * 1e6) * 1e-6;
-  if (variable("TLC_COST_LANE_PARALLELISM"))
-    p.lane_parallelism = static_cast<int>(env_positive("TLC_COST_LANE_PARALLELISM", 1));
+  if (!o.tuning_file.empty())
+    read_tuning_file(o.tuning_file, "TeamOptions::tuning_file", p);
+  else if (const char* path = variable("TLC_TUNING"))
+    read_tuning_file(path, "TLC_TUNING", p);
+  for (const CostKey& key : cost_keys()) {
+    const std::string name = cost_variable(key);
+    if (const char* text = variable(name.c_str())) set_cost_value(p, key, text, name);
+  }
   return p;
 }
 
@@ -157,7 +150,7 @@ Config Config::read(const TeamOptions& o) {
   c.plan.verbose = env_switch("TLC_VERBOSE").value_or(false);
   c.plan.arrival_leaders =
       either(o.leaders, "TeamOptions::leaders", "TLC_LEADERS", "static", "dynamic");
-  c.plan.costs = cost_parameters();
+  c.plan.costs = cost_parameters(o);
   return c;
 }
 

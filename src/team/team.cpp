@@ -11,6 +11,7 @@
 #include <tlc/error.hpp>
 #include <tlc/team.hpp>
 
+#include "select/tuning.hpp"
 #include "team/config.hpp"
 #include "team/team_impl.hpp"
 
@@ -98,7 +99,10 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   // largest and the smallest over the processes.
   const int chunk = static_cast<int>(config.pipeline_chunk_asked);  // at most 1 GiB
   const int check = config.check ? 1 : 0;
-  int agreed[] = {lanes(), -lanes(), chunk, -chunk, oversubscribed ? 1 : 0, check, -check};
+  // The cost model's parameters decide the plan, whose MPI calls must pair up.
+  const int costs = cost_fingerprint(config.plan.costs);
+  int agreed[] = {lanes(), -lanes(), chunk, -chunk, oversubscribed ? 1 : 0,
+                  check,   -check,   costs, -costs};
   comm_->allreduce_max(agreed);
   // Lanes are made once, one after another in the same order on every process (DESIGN
   // section 5). Every process needs the same number: the lane collectives pair them up.
@@ -119,6 +123,11 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
     throw Error(Errc::invalid_argument,
                 "tlc: TLC_CHECK (TeamOptions::check) is on in some processes and off in others; "
                 "set it the same everywhere");
+  if (agreed[7] != -agreed[8])
+    throw Error(Errc::invalid_argument,
+                "tlc: processes have different cost model parameters (TeamOptions::tuning_file, "
+                "TLC_TUNING, TLC_COST_*), so their plans could differ; give every process the "
+                "same");
   check_processes_ = config.check && processes() > 1;
   if (config.pipeline_chunk_asked) config.plan.pipeline_chunk_bytes = config.pipeline_chunk_asked;
   // A pipelined bcast (or allgather, gather, scatter, alltoall, reduce_scatter_block) overlaps
