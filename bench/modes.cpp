@@ -81,7 +81,10 @@ std::string placement_text(const tlc::Team& team) {
             ", NUMA " + std::to_string(t.numa);
     if (!t.lanes.empty()) {
       text += ", lanes";
-      for (int l : t.lanes) text += " " + std::to_string(l);
+      for (int l : t.lanes) {
+        text += ' ';
+        text += std::to_string(l);
+      }
     }
   }
   return text;
@@ -496,7 +499,10 @@ int run_lanes_sweep(const Options& o, const tlc::Environment& env) {
   sweep.columns = [&](const CollectiveDef& def) {
     std::vector<Column> c;
     for (Config& cfg : configs) {
-      const std::string key = "t" + std::to_string(cfg.threads) + "_l" + std::to_string(cfg.lanes);
+      std::string key = "t";
+      key += std::to_string(cfg.threads);
+      key += "_l";
+      key += std::to_string(cfg.lanes);
       c.push_back({key,
                    "tlc with " + std::to_string(cfg.threads) + " thread(s) per process and " +
                        std::to_string(cfg.lanes) + " lane(s)",
