@@ -129,6 +129,19 @@ int usage_error(const std::string& what) {
   return 2;
 }
 
+// A team on MPI_COMM_WORLD, or nullptr after process 0 said why (construction agrees on errors
+// across processes, so one report is enough).
+std::unique_ptr<tlc::Team> world_team(const tlc::TeamOptions& options, const std::string& what) {
+  try {
+    return std::make_unique<tlc::Team>(MPI_COMM_WORLD, options);
+  } catch (const std::exception& e) {
+    int process = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &process);
+    if (process == 0) std::cerr << "tlc-bench: cannot build " << what << ": " << e.what() << "\n";
+    return nullptr;
+  }
+}
+
 // Later failures may hit one process while the others wait in a collective.
 template <class F>
 int guarded(const char* mode, F&& f) {
@@ -280,16 +293,8 @@ int run_across(const Options& o, const tlc::Environment& env) {
       return usage_error("no measured collective has an algorithm '" + o.algorithm +
                          "' (tlc-info --algorithms lists them)");
   }
-  std::unique_ptr<tlc::Team> team;
-  try {
-    team = std::make_unique<tlc::Team>(MPI_COMM_WORLD, options);
-  } catch (const std::exception& e) {
-    // Team construction agrees on errors across processes, so one report is enough.
-    int process = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &process);
-    if (process == 0) std::cerr << "tlc-bench: cannot build the team: " << e.what() << "\n";
-    return 1;
-  }
+  std::unique_ptr<tlc::Team> team = world_team(options, "the team");
+  if (!team) return 1;
   Sweep sweep;
   sweep.header = make_header("across processes", env);
   sweep.header.threads = team->threads();
@@ -372,16 +377,8 @@ int run_algorithms(const Options& o, const tlc::Environment& env) {
     if (def && !name.empty()) team_options.algorithms[def->collective] = name;
     return team_options;
   };
-  std::unique_ptr<tlc::Team> selector;
-  try {
-    selector = std::make_unique<tlc::Team>(MPI_COMM_WORLD, options_for(nullptr, ""));
-  } catch (const std::exception& e) {
-    int process = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &process);
-    if (process == 0)
-      std::cerr << "tlc-bench --algorithms: cannot build the team: " << e.what() << "\n";
-    return 1;
-  }
+  std::unique_ptr<tlc::Team> selector = world_team(options_for(nullptr, ""), "the team");
+  if (!selector) return 1;
   // The forced teams of the collective being measured; replaced per collective.
   std::vector<std::unique_ptr<tlc::Team>> forced;
   Sweep sweep;
@@ -469,16 +466,11 @@ int run_lanes_sweep(const Options& o, const tlc::Environment& env) {
         for (const CollectiveDef* d : defs)
           if (has_algorithm(d->collective, o.algorithm, false))
             options.algorithms[d->collective] = o.algorithm;
-      try {
-        configs.push_back({t, l, std::make_unique<tlc::Team>(MPI_COMM_WORLD, options)});
-      } catch (const std::exception& e) {
-        int process = 0;
-        MPI_Comm_rank(MPI_COMM_WORLD, &process);
-        if (process == 0)
-          std::cerr << "tlc-bench --lanes-sweep: cannot build the team of " << t << " threads and "
-                    << l << " lanes: " << e.what() << "\n";
-        return 1;
-      }
+      std::unique_ptr<tlc::Team> team =
+          world_team(options, "the team of " + std::to_string(t) + " threads and " +
+                                  std::to_string(l) + " lanes");
+      if (!team) return 1;
+      configs.push_back({t, l, std::move(team)});
     }
   Sweep sweep;
   sweep.header = make_header("--lanes-sweep", env);
