@@ -269,6 +269,10 @@ bool mpi_operation_abandoned() noexcept { return g_abandoned.load(std::memory_or
 void abort_job(const std::string& why) {
   std::fprintf(stderr, "%s\n", why.c_str());
   std::fflush(stderr);
+  // MPI_Abort makes the launcher tear the job down at once, and what was just written to the
+  // output pipe may never be forwarded to the user's terminal (seen with MPICH's hydra): give it
+  // a moment to go out first. The job is ending anyway.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();  // MPI_Abort does not return; if it did, the job must still end
 }
