@@ -46,7 +46,8 @@ struct Selection {
   std::string leader;           // who performs the inter-process step
   std::string fallback;         // non-empty: the forced choice could not serve the call, and why
   // The cost model's time of the whole call per candidate algorithm, as the planner compares
-  // them (threads averaged over processes; several processes only; docs/model.md).
+  // them (threads averaged over processes; scaled to the tuning file's measured times where the
+  // shape was measured; docs/model.md).
   std::vector<std::pair<std::string, double>> predicted_seconds;
 };
 

@@ -52,6 +52,9 @@ Planner::Planner(const TeamShape& shape, const PlanSettings& settings)
       for (unsigned size = 1; size < size_slots; size *= 2)
         folds_[(op * class_count + cls) * size_slots + size] = builtin_line_fold(
             static_cast<BuiltinOp>(op), TypeInfo{static_cast<TypeClass>(cls), size, size});
+  if (!settings_.measured.empty() && shape_.equal_processes)
+    measured_shape_ =
+        MeasuredShape{shape_.processes, shape_.ranks / shape_.processes, shape_.lanes};
   // The cost model once: the cheapest algorithm across processes per collective, op kind and
   // size band, evaluated at the band's first size (shared_cost).
   if (shape_.processes > 1) {
@@ -76,6 +79,24 @@ Planner::Planner(const TeamShape& shape, const PlanSettings& settings)
       }
     }
   }
+  // Inside one process the choice is by size (flat_max_bytes), or by the times measured at this
+  // shape where there are some.
+  if (shape_.processes == 1 && measured_shape_) {
+    constexpr int priced = 1 + 4 * 44;
+    for (std::size_t c = 0; c < collective_count; ++c) {
+      const auto collective = static_cast<Collective>(c);
+      if (traits_of(collective).v_variant || collective == Collective::barrier ||
+          !settings_.measured.covers(collective, *measured_shape_))
+        continue;
+      if (cheapest_.empty()) cheapest_.assign(collective_count * 2 * bands, Algorithm::flat);
+      measured_single_ |= 1u << c;
+      for (int commutative = 0; commutative < 2; ++commutative) {
+        Algorithm* row = &cheapest_[(c * 2 + static_cast<std::size_t>(commutative)) * bands];
+        for (int b = 0; b < bands; ++b)
+          row[b] = b <= priced ? cheapest_measured_single(collective, band_start(b)) : row[priced];
+      }
+    }
+  }
   // Single-process calls small enough for a begin line take the inline form wherever the plan
   // for them is flat in its default or inline form.
   if (shape_.processes == 1)
@@ -97,6 +118,8 @@ Planner& Planner::operator=(const Planner& other) {
     shape_ = other.shape_;
     settings_ = other.settings_;
     cheapest_ = other.cheapest_;
+    measured_shape_ = other.measured_shape_;
+    measured_single_ = other.measured_single_;
     inline_collectives_ = other.inline_collectives_;
     folds_ = other.folds_;
     reported_.store(0);
@@ -145,6 +168,47 @@ bool Planner::can_serve(const PlanQuery& q, Algorithm a, const char*& why) const
 // on what they share: the average thread count, and the direct form only where every process
 // has one thread.
 std::optional<double> Planner::shared_cost(const PlanQuery& q, Algorithm a) const {
+  const std::optional<double> model = model_cost(q, a);
+  if (!model) return model;
+  return *model * measured_scale(q, a);
+}
+
+double Planner::measured_scale(const PlanQuery& q, Algorithm a) const {
+  if (!measured_shape_) return 1;
+  const std::span<const MeasuredPoint> points =
+      settings_.measured.points(q.collective, a, *measured_shape_);
+  if (points.empty()) return 1;
+  const std::size_t element = std::max<std::size_t>(1, q.element_size);
+  return measured_factor(points, q.count * element, [&](std::size_t bytes) {
+    PlanQuery at = q;
+    at.count = std::max<std::size_t>(1, bytes / element);
+    return model_cost(at, a);
+  });
+}
+
+Algorithm Planner::cheapest_measured_single(Collective c, std::size_t bytes) const {
+  const std::size_t blocks =
+      traits_of(c).buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1;
+  const PlanQuery q{c, bytes / blocks, 1, true, false};
+  // The default when nothing measured serves: the size rule of automatic().
+  Algorithm best = bytes <= flat_max_bytes ? Algorithm::flat
+                   : shape_.numa_groups > 1 && find_algorithm(c, Algorithm::two_level)
+                       ? Algorithm::two_level
+                       : Algorithm::sliced;
+  double best_cost = -1;
+  for (const Algorithm a : {Algorithm::flat, Algorithm::sliced, Algorithm::two_level}) {
+    if (!find_algorithm(c, a) || settings_.measured.points(c, a, *measured_shape_).empty())
+      continue;
+    const std::optional<double> cost = shared_cost(q, a);
+    if (cost && (best_cost < 0 || *cost < best_cost)) {
+      best = a;
+      best_cost = *cost;
+    }
+  }
+  return best;
+}
+
+std::optional<double> Planner::model_cost(const PlanQuery& q, Algorithm a) const {
   const char* why = nullptr;
   // Led by arrival is asked for (TLC_LEADERS), never chosen by cost.
   if (a == Algorithm::dynamic || !can_serve(q, a, why)) return std::nullopt;
@@ -315,7 +379,10 @@ Plan Planner::automatic(const PlanQuery& q) const {
         q.count * q.element_size *
         (t.buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1);
     Algorithm a = Algorithm::sliced;
-    if (c == Collective::barrier || (!t.v_variant && bytes <= flat_max_bytes))
+    if ((measured_single_ >> static_cast<unsigned>(c)) & 1u)
+      a = cheapest_[(static_cast<std::size_t>(c) * 2 + (q.commutative ? 1 : 0)) * bands +
+                    static_cast<std::size_t>(band_of(bytes))];
+    else if (c == Collective::barrier || (!t.v_variant && bytes <= flat_max_bytes))
       a = Algorithm::flat;
     else if (shape_.numa_groups > 1 && find_algorithm(c, Algorithm::two_level))
       a = Algorithm::two_level;
@@ -368,9 +435,9 @@ Plan Planner::plan(const PlanQuery& q, std::string* reason) const {
 
 std::vector<std::pair<Algorithm, double>> Planner::predictions(const PlanQuery& q) const {
   std::vector<std::pair<Algorithm, double>> all;
-  if (shape_.processes == 1) return all;
+  // In one process the single-process algorithms, across processes the others.
   for (const auto& info : algorithm_registry())
-    if (info.collective == q.collective)
+    if (info.collective == q.collective && info.single_process == (shape_.processes == 1))
       if (const std::optional<double> cost = shared_cost(q, info.id))
         all.emplace_back(info.id, *cost);
   return all;
@@ -399,6 +466,12 @@ Plan Planner::as_run(const PlanQuery& q, Plan p) const {
 
 std::optional<double> Planner::predict_call(const PlanQuery& q, const Plan& p) const {
   return tlc::detail::predict_call(call_query(q, p, shape_.threads), settings_.costs);
+}
+
+std::optional<double> Planner::priced_call(const PlanQuery& q, const Plan& p) const {
+  const std::optional<double> model = predict_call(q, p);
+  if (!model) return model;
+  return *model * measured_scale(q, p.algorithm);
 }
 
 }  // namespace tlc::detail

@@ -24,6 +24,7 @@
 
 #include "intra/sliced_reduce.hpp"
 #include "select/cost_model.hpp"
+#include "select/measured.hpp"
 #include "select/registry.hpp"
 
 namespace tlc::detail {
@@ -66,6 +67,9 @@ struct PlanSettings {
   // algorithm led by arrival (bcast, reduce) take it unless one is forced.
   bool arrival_leaders = false;
   CostParameters costs{};
+  // Times measured on this machine (the tuning file's `measured` lines): where the team has a
+  // measured shape, the model's prices are scaled to them (select/measured.hpp).
+  MeasuredTimes measured{};
   std::size_t pipeline_chunk_bytes = std::size_t{1} << 20;
   // Whether bcast and the movers pipeline by default (no node oversubscribed, or a chunk size
   // asked for): their chunks need cores to spare for the overlap to pay.
@@ -132,6 +136,9 @@ class Planner {
   // The cost model's time of the whole call q run as p on this process's threads
   // (cost_model.hpp, predict_call), for comparing with measurements.
   std::optional<double> predict_call(const PlanQuery& q, const Plan& p) const;
+  // The same scaled to the measured times of p's algorithm where this shape was measured, as
+  // the planner compares algorithms (tlc-info --predict).
+  std::optional<double> priced_call(const PlanQuery& q, const Plan& p) const;
 
  private:
   // The automatic plan: what runs when nothing is forced.
@@ -142,8 +149,16 @@ class Planner {
   bool pipelines_by_default(const PlanQuery& q, Algorithm a) const;
   bool can_serve(const PlanQuery& q, Algorithm a, const char*& why) const;
   Algorithm cheapest(Collective c, std::size_t bytes, bool commutative) const;
-  // What the planner compares: a's whole call for q priced on what every process shares.
+  // What the planner compares: a's whole call for q priced on what every process shares, scaled
+  // to the measured times where the team's shape was measured.
   std::optional<double> shared_cost(const PlanQuery& q, Algorithm a) const;
+  // The same by the model alone.
+  std::optional<double> model_cost(const PlanQuery& q, Algorithm a) const;
+  // measured / model for a's calls like q at this shape (1: nothing measured).
+  double measured_scale(const PlanQuery& q, Algorithm a) const;
+  // Inside one process, the algorithm measured fastest for c at `bytes` (of one thread's
+  // buffer), of those measured at this shape.
+  Algorithm cheapest_measured_single(Collective c, std::size_t bytes) const;
   CallCostQuery call_query(const PlanQuery& q, const Plan& p, int threads) const;
   // The inline fold kernel of a built-in op on a built-in type of at most 32 bytes, or nullptr.
   LineFoldFn fold_of(BuiltinOp op, TypeInfo type) const noexcept {
@@ -160,8 +175,12 @@ class Planner {
 
   TeamShape shape_{};
   PlanSettings settings_{};
-  // cheapest_[c][commutative][band]: the cost model's choice across processes.
+  // cheapest_[c][commutative][band]: the cost model's choice across processes; in one process,
+  // the measured choice of the collectives in measured_single_.
   std::vector<Algorithm> cheapest_;
+  // The shape the measured times are looked up for (every process the same thread count).
+  std::optional<MeasuredShape> measured_shape_;
+  std::uint32_t measured_single_ = 0;  // bit c: one process, c chosen by the measured times
   std::uint32_t inline_collectives_ =
       0;  // bit c: single-process calls of c may take the inline form
   // folds_[(op * class_count + type class) * size_slots + element size]: the line kernels.

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <istream>
+#include <optional>
 #include <sstream>
 
 #include <tlc/error.hpp>
@@ -155,8 +156,62 @@ void set_cost_value(CostParameters& p, const CostKey& key, std::string_view text
   key.field(p) = v * key.scale;
 }
 
-void read_tuning(std::istream& in, const std::string& name, CostParameters& p) {
-  CostParameters read = p;  // p changes only when the whole file is good
+namespace {
+
+// `measured <collective> <algorithm> <processes>x<threads>x<lanes> <bytes> = <microseconds>`
+// (MeasuredTimes::text writes them): one measured time into *measured.
+void read_measured(std::string_view key, std::string_view value, const std::string& at,
+                   MeasuredTimes& measured) {
+  std::istringstream fields{std::string(key)};
+  std::string word, collective_name, algorithm_name, shape_text, bytes_text, extra;
+  fields >> word >> collective_name >> algorithm_name >> shape_text >> bytes_text;
+  const std::string form =
+      "'measured <collective> <algorithm> <processes>x<threads>x<lanes> <bytes> = "
+      "<microseconds>'";
+  if (bytes_text.empty() || (fields >> extra))
+    throw Error(Errc::invalid_argument,
+                "tlc: " + at + ": '" + std::string(key) + "' is not of the form " + form);
+  std::optional<Collective> collective;
+  for (std::size_t c = 0; c < collective_count; ++c)
+    if (collective_name == to_string(static_cast<Collective>(c)))
+      collective = static_cast<Collective>(c);
+  if (!collective)
+    throw Error(Errc::invalid_argument,
+                "tlc: " + at + ": unknown collective '" + collective_name + "'");
+  const Override algorithm = parse_override(*collective, algorithm_name, at);
+  MeasuredShape shape;
+  char x1 = 0, x2 = 0;
+  std::istringstream shape_in(shape_text);
+  if (!(shape_in >> shape.processes >> x1 >> shape.threads >> x2 >> shape.lanes) || x1 != 'x' ||
+      x2 != 'x' || (shape_in >> extra) || shape.processes < 1 || shape.threads < 1 ||
+      shape.lanes < 1)
+    throw Error(Errc::invalid_argument, "tlc: " + at + ": '" + shape_text +
+                                            "' is not a team shape <processes>x<threads>x<lanes>");
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long bytes = std::strtoull(bytes_text.c_str(), &end, 10);
+  if (*end != '\0' || errno != 0 || bytes_text.front() == '-')
+    throw Error(Errc::invalid_argument,
+                "tlc: " + at + ": '" + bytes_text + "' is not a size in bytes");
+  const std::string text(trim(value));
+  errno = 0;
+  const double microseconds = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(microseconds) ||
+      !(microseconds > 0))
+    throw Error(Errc::invalid_argument,
+                "tlc: " + at + ": '" + text + "' is not a positive number of microseconds");
+  if (!measured.add(*collective, algorithm.algorithm, shape,
+                    {static_cast<std::size_t>(bytes), microseconds * us}))
+    throw Error(Errc::invalid_argument,
+                "tlc: " + at + ": '" + std::string(key) + "' was already given");
+}
+
+}  // namespace
+
+void read_tuning(std::istream& in, const std::string& name, CostParameters& p,
+                 MeasuredTimes* measured_out) {
+  CostParameters read = p;  // p and *measured_out change only when the whole file is good
+  MeasuredTimes measured;
   std::array<int, std::size(keys)> line_of{};
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -169,6 +224,10 @@ void read_tuning(std::istream& in, const std::string& name, CostParameters& p) {
       throw Error(Errc::invalid_argument,
                   "tlc: " + at + ": '" + std::string(text) + "' is not 'key = value'");
     const std::string_view key_name = trim(text.substr(0, eq));
+    if (key_name.starts_with("measured ")) {
+      read_measured(key_name, text.substr(eq + 1), at, measured);
+      continue;
+    }
     const CostKey* key = find_key(key_name);
     if (!key)
       throw Error(Errc::invalid_argument, "tlc: " + at + ": unknown key '" + std::string(key_name) +
@@ -184,17 +243,19 @@ void read_tuning(std::istream& in, const std::string& name, CostParameters& p) {
   if (in.bad())
     throw Error(Errc::invalid_argument, "tlc: tuning file '" + name + "' could not be read");
   p = read;
+  if (measured_out) *measured_out = std::move(measured);
 }
 
-void read_tuning_file(const std::string& path, const std::string& origin, CostParameters& p) {
+void read_tuning_file(const std::string& path, const std::string& origin, CostParameters& p,
+                      MeasuredTimes* measured) {
   std::ifstream in(path);
   if (!in)
     throw Error(Errc::invalid_argument, "tlc: tuning file '" + path + "' (" + origin +
                                             ") cannot be opened: " + std::strerror(errno));
-  read_tuning(in, path, p);
+  read_tuning(in, path, p, measured);
 }
 
-int cost_fingerprint(const CostParameters& p) noexcept {
+int cost_fingerprint(const CostParameters& p, const MeasuredTimes& measured) noexcept {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the values' bits
   auto mix = [&h](std::uint64_t bits) {
     for (int b = 0; b < 8; ++b) {
@@ -207,10 +268,12 @@ int cost_fingerprint(const CostParameters& p) noexcept {
     mix(k.field ? std::bit_cast<std::uint64_t>(k.field(copy))
                 : static_cast<std::uint64_t>(p.lane_parallelism));
   }
+  if (!measured.empty()) mix(measured.digest());
   return static_cast<int>((h ^ (h >> 32)) & 0x3fffffffu);
 }
 
-std::string tuning_text(const CostParameters& p, const std::vector<std::string>& header) {
+std::string tuning_text(const CostParameters& p, const std::vector<std::string>& header,
+                        const MeasuredTimes* measured) {
   std::ostringstream out;
   for (const std::string& h : header) out << "# " << h << '\n';
   if (!header.empty()) out << '\n';
@@ -224,6 +287,12 @@ std::string tuning_text(const CostParameters& p, const std::vector<std::string>&
     std::snprintf(value, sizeof value, "%.6g", cost_value(p, k));
     out << k.key << " = " << value << '\n';
   }
+  if (measured && !measured->empty())
+    out << "\n# Times of whole calls measured on this machine (tlc-bench --calibrate's table):\n"
+           "# measured <collective> <algorithm> <processes>x<threads>x<lanes> <bytes of a rank "
+           "block> = <microseconds>.\n# Where a team has one of these shapes, the plan scales "
+           "the model's price of each\n# algorithm to them (select/measured.hpp).\n"
+        << measured->text();
   return out.str();
 }
 

@@ -4,7 +4,9 @@
 //
 // File format: one `key = value` per line; `#` starts a comment (whole line or after a value);
 // blank lines are ignored. Keys are those of cost_keys(); a key left out keeps its value. Every
-// value is a positive number in the key's unit (lane_parallelism: a positive integer).
+// value is a positive number in the key's unit (lane_parallelism: a positive integer). Lines
+// `measured <collective> <algorithm> <P>x<T>x<L> <bytes> = <microseconds>` carry measured times
+// of whole calls (select/measured.hpp).
 #pragma once
 
 #include <iosfwd>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "select/cost_model.hpp"
+#include "select/measured.hpp"
 
 namespace tlc::detail {
 
@@ -40,20 +43,25 @@ std::string cost_variable(const CostKey& key);
 void set_cost_value(CostParameters& p, const CostKey& key, std::string_view text,
                     const std::string& where);
 
-// Reads a tuning file into p: the keys it names change, the others keep their values. `origin`
+// Reads a tuning file into p: the keys it names change, the others keep their values; its
+// `measured` lines (select/measured.hpp) replace *measured when given. `origin`
 // says who asked for the file (TLC_TUNING, TeamOptions::tuning_file) in the error. Throws
 // Error(invalid_argument) naming the file, the line and the key for an unknown key, a key given
 // twice, a line without '=', a value that is not a positive number, or a file that cannot be
 // read; p is left as it was then.
-void read_tuning_file(const std::string& path, const std::string& origin, CostParameters& p);
+void read_tuning_file(const std::string& path, const std::string& origin, CostParameters& p,
+                      MeasuredTimes* measured = nullptr);
 // The same on text already open; `name` stands for the file in errors.
-void read_tuning(std::istream& in, const std::string& name, CostParameters& p);
+void read_tuning(std::istream& in, const std::string& name, CostParameters& p,
+                 MeasuredTimes* measured = nullptr);
 
 // The parameters as a tuning file: the header lines as comments, then every key with its value
-// and meaning. read_tuning of the result gives back p (values to 6 significant digits).
-std::string tuning_text(const CostParameters& p, const std::vector<std::string>& header = {});
+// and meaning, then the measured times. read_tuning of the result gives back p and *measured
+// (values to 6 significant digits).
+std::string tuning_text(const CostParameters& p, const std::vector<std::string>& header = {},
+                        const MeasuredTimes* measured = nullptr);
 
 // A digest of every parameter (0 .. 2^30 - 1): processes whose plans must match compare it.
-int cost_fingerprint(const CostParameters& p) noexcept;
+int cost_fingerprint(const CostParameters& p, const MeasuredTimes& measured = {}) noexcept;
 
 }  // namespace tlc::detail

@@ -101,13 +101,13 @@ bool either(const std::string& option, const char* option_name, const char* vari
 }
 
 // The built-in defaults, then the tuning file (the option, else TLC_TUNING), then single
-// TLC_COST_<KEY> variables over both.
-CostParameters cost_parameters(const TeamOptions& o) {
+// TLC_COST_<KEY> variables over both. The file's measured times go to *measured.
+CostParameters cost_parameters(const TeamOptions& o, MeasuredTimes* measured) {
   CostParameters p;
   if (!o.tuning_file.empty())
-    read_tuning_file(o.tuning_file, "TeamOptions::tuning_file", p);
+    read_tuning_file(o.tuning_file, "TeamOptions::tuning_file", p, measured);
   else if (const char* path = variable("TLC_TUNING"))
-    read_tuning_file(path, "TLC_TUNING", p);
+    read_tuning_file(path, "TLC_TUNING", p, measured);
   for (const CostKey& key : cost_keys()) {
     const std::string name = cost_variable(key);
     if (const char* text = variable(name.c_str())) set_cost_value(p, key, text, name);
@@ -150,7 +150,7 @@ Config Config::read(const TeamOptions& o) {
   c.plan.verbose = env_switch("TLC_VERBOSE").value_or(false);
   c.plan.arrival_leaders =
       either(o.leaders, "TeamOptions::leaders", "TLC_LEADERS", "static", "dynamic");
-  c.plan.costs = cost_parameters(o);
+  c.plan.costs = cost_parameters(o, &c.plan.measured);
   return c;
 }
 

@@ -100,7 +100,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   const int chunk = static_cast<int>(config.pipeline_chunk_asked);  // at most 1 GiB
   const int check = config.check ? 1 : 0;
   // The cost model's parameters decide the plan, whose MPI calls must pair up.
-  const int costs = cost_fingerprint(config.plan.costs);
+  const int costs = cost_fingerprint(config.plan.costs, config.plan.measured);
   int agreed[] = {lanes(), -lanes(), chunk, -chunk, oversubscribed ? 1 : 0,
                   check,   -check,   costs, -costs};
   comm_->allreduce_max(agreed);
