@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -267,6 +268,9 @@ class Case {
   virtual Timing time(const Loop& loop) = 0;
   // The algorithm it runs for n elements per rank ("" when it has none to tell).
   virtual std::string algorithm(std::size_t /*n*/) const { return {}; }
+  // The cost model's time of that algorithm's call (seconds), as the plan prices it; NaN when it
+  // has none.
+  virtual double predicted(std::size_t /*n*/) const { return std::nan(""); }
   // Ranks of the collective it runs (what n must be a multiple of for alltoall).
   virtual int ranks() const = 0;
 };
@@ -369,6 +373,9 @@ struct Sweep {
   std::function<std::vector<Column>(const CollectiveDef&)> columns;
   // Name the fastest column per size range (the configuration this machine wants).
   bool recommend = false;
+  // Judge the subject's choice against these columns (--algorithms: the forced algorithms): at
+  // how many sizes it is within 10% of the fastest of them, and its predicted time within 25%.
+  std::function<bool(const Column&, std::size_t count)> rival;
 };
 int run_sweep(const Options& o, Sweep& sweep);
 

@@ -811,7 +811,11 @@ int calibrate(const CalibrateOptions& o) {
                                              tlc::Collective::allreduce, tlc::Collective::allgather,
                                              tlc::Collective::alltoall};
   // What the configuration says now: the starting point, and what a single process keeps.
-  td::CostParameters fitted = td::Config::read(tlc::TeamOptions{}).plan.costs;
+  const td::Config configured = td::Config::read(tlc::TeamOptions{});
+  td::CostParameters fitted = configured.plan.costs;
+  // The measured times of the configuration's tuning file: those of other shapes are kept, this
+  // shape's are replaced by the table's.
+  td::MeasuredTimes measured = configured.plan.measured;
   std::vector<std::string> notes;
 
   // Inside a process: process 0's team, the others asleep so that it has the node's cores.
@@ -931,22 +935,26 @@ int calibrate(const CalibrateOptions& o) {
   header.insert(header.end(), notes.begin(), notes.end());
   // Every process needs the fitted values for the predictions.
   MPI_Bcast(&fitted, sizeof fitted, MPI_BYTE, 0, MPI_COMM_WORLD);
+  auto write_tuning_file = [&] {
+    if (!talk || o.output.empty()) return;
+    std::ofstream out(o.output);
+    out << td::tuning_text(fitted, header, &measured);
+    if (!out) throw std::runtime_error("cannot write the tuning file '" + o.output + "'");
+    std::printf("wrote %s (load it with TLC_TUNING=%s)\n", o.output.c_str(), o.output.c_str());
+    std::fflush(stdout);
+  };
   if (talk) {
     for (const std::string& n : notes) std::printf("%s\n", n.c_str());
-    const std::string text = td::tuning_text(fitted, header);
     std::printf("\nfitted parameters:\n");
     for (const td::CostKey& k : td::cost_keys())
       if (!k.when_zero || td::cost_value(fitted, k) > 0)
         std::printf("  %-17s %10.4g   %s\n", k.key, td::cost_value(fitted, k), k.meaning);
-    if (!o.output.empty()) {
-      std::ofstream out(o.output);
-      out << text;
-      if (!out) throw std::runtime_error("cannot write the tuning file '" + o.output + "'");
-      std::printf("wrote %s (load it with TLC_TUNING=%s)\n", o.output.c_str(), o.output.c_str());
-    }
     std::fflush(stdout);
   }
-  if (!o.table) return 0;
+  if (!o.table) {
+    write_tuning_file();
+    return 0;
+  }
 
   // The table: the team's shape, with the fitted parameters.
   std::vector<std::size_t> sizes;
@@ -955,6 +963,7 @@ int calibrate(const CalibrateOptions& o) {
   if (sizes.empty() || sizes.back() != o.max_bytes) sizes.push_back(o.max_bytes);
   std::unique_ptr<td::Planner> model;
   std::string shape;
+  td::MeasuredShape measured_shape;
   {
     tlc::TeamOptions options;
     options.threads = o.threads;
@@ -967,6 +976,9 @@ int calibrate(const CalibrateOptions& o) {
     const int detected = settings.costs.lane_parallelism;
     settings.costs = fitted;
     if (settings.costs.lane_parallelism == 0) settings.costs.lane_parallelism = detected;
+    // The table's predictions are the fitted model's alone.
+    settings.measured = {};
+    measured_shape = {team.processes(), team.threads(), team.lanes()};
     model = std::make_unique<td::Planner>(own.shape(), settings);
     shape = std::to_string(team.processes()) + " process(es) x " + std::to_string(team.threads()) +
             " thread(s), " + std::to_string(team.lanes()) + " lane(s)";
@@ -995,6 +1007,7 @@ int calibrate(const CalibrateOptions& o) {
       measure_forced(e.collective, e.info->name, o, sizes, e.rounds.back());
     }
   std::vector<Row> rows;
+  td::MeasuredTimes fresh;
   for (const Entry& e : entries) {
     if (!talk) break;
     for (std::size_t k = 0; k < sizes.size(); ++k) {
@@ -1002,9 +1015,10 @@ int calibrate(const CalibrateOptions& o) {
       const td::Plan plan = model->as_run(q, *model->forced_plan(q, e.info->id));
       Row r{e.collective, sizes[k], std::string(e.info->name) + ":" + td::to_string(plan.form)};
       r.predicted = model->predict_call(q, plan).value_or(NAN);
-      std::vector<double> measured;
-      for (const std::vector<double>& times : e.rounds) measured.push_back(times[k]);
-      r.measured = median(measured);
+      std::vector<double> per_round;
+      for (const std::vector<double>& times : e.rounds) per_round.push_back(times[k]);
+      r.measured = median(per_round);
+      fresh.add(e.collective, e.info->id, measured_shape, {sizes[k], r.measured});
       r.chosen = model->plan(q).algorithm == e.info->id;
       rows.push_back(r);
     }
@@ -1016,6 +1030,10 @@ int calibrate(const CalibrateOptions& o) {
       return ia != ib ? ia < ib : a.bytes < b.bytes;
     });
     print_table(rows, shape);
+    // The table's times go into the tuning file, replacing older ones of this shape.
+    measured.erase(measured_shape);
+    measured.merge(fresh);
+    write_tuning_file();
   }
   const double probe_after = machine_probe(processes, intra_threads);
   if (talk) {

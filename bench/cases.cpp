@@ -24,6 +24,8 @@
 #include <mpi.h>
 
 #include "bench.hpp"
+#include "select/planner.hpp"
+#include "team/team_impl.hpp"
 
 namespace tlc_bench {
 
@@ -160,27 +162,27 @@ class TlcCase : public Case {
   }
 
   std::string algorithm(std::size_t n) const override {
-    std::vector<int> domains;
-    for (const tlc::ThreadPlacement& t : team_.placement().threads)
-      if (std::find(domains.begin(), domains.end(), t.numa) == domains.end())
-        domains.push_back(t.numa);
-    // The selector is asked as a call asks: bytes of one rank's block (alltoall and
-    // reduce_scatter_block cut the buffer into one per rank).
-    std::size_t bytes = n * sizeof(double);
-    if (def_.kind == Kind::alltoall || def_.kind == Kind::reduce_scatter_block)
-      bytes = block_of(n, team_.size()) * sizeof(double);
-    tlc::SelectionQuery query;
-    query.collective = def_.collective;
-    query.bytes = bytes;
-    query.processes = team_.processes();
-    query.threads = team_.threads();
-    query.lanes = team_.lanes();
-    query.numa_domains = std::max<int>(1, static_cast<int>(domains.size()));
-    const tlc::Selection s = tlc::select_algorithm(query);
-    return s.name;
+    return tlc::detail::to_string(plan_of(n).algorithm);
+  }
+  double predicted(std::size_t n) const override {
+    const tlc::detail::Planner& planner = team_.impl().planner();
+    return planner.priced_call(query(n), plan_of(n)).value_or(std::nan(""));
   }
 
  private:
+  // The call as the team's planner sees it (a rank block of alltoall and reduce_scatter_block
+  // is the buffer cut into one per rank), and the plan it makes, forced choices included.
+  tlc::detail::PlanQuery query(std::size_t n) const {
+    std::size_t count = n;
+    if (def_.kind == Kind::alltoall || def_.kind == Kind::reduce_scatter_block)
+      count = block_of(n, team_.size());
+    return {def_.collective, count, sizeof(double), true, in_place_};
+  }
+  tlc::detail::Plan plan_of(std::size_t n) const {
+    const tlc::detail::Planner& planner = team_.impl().planner();
+    return planner.as_run(query(n), planner.plan(query(n)));
+  }
+
   void call(tlc::Thread& me) {
     const auto t = static_cast<std::size_t>(me.local_index());
     const Layout& l = layouts_[t];

@@ -188,6 +188,60 @@ double time_at(const std::map<std::size_t, double>& times, std::size_t bytes) {
 constexpr double kConsistencyMargin = 1.10;
 constexpr double kSameSpeed = 1.05;
 
+// --algorithms: the subject's choice against the forced algorithms, size by size (issue 15's
+// acceptance: never more than 10% slower than the fastest, its predicted time within 25%).
+struct Judgement {
+  int sizes = 0, within = 0, predicted = 0, predicted_within = 0;
+  std::string slower, off;  // the sizes that miss, with their figures
+
+  void add(const Row& row, const std::vector<Column>& columns,
+           const std::function<bool(const Column&, std::size_t)>& rival, std::size_t count,
+           double predicted_seconds) {
+    // ratio = rival / subject within each repetition (median): below 1, the rival was faster.
+    double fastest = INFINITY;
+    std::string which;
+    for (std::size_t k = 1; k < columns.size(); ++k)
+      if (row.cells[k].measured && rival(columns[k], count) && row.cells[k].ratio < fastest) {
+        fastest = row.cells[k].ratio;
+        which = columns[k].key;
+      }
+    if (std::isinf(fastest)) return;
+    ++sizes;
+    if (fastest >= 1 / 1.10) {
+      ++within;
+    } else {
+      char text[96];
+      std::snprintf(text, sizeof text, "%s%s %.2fx (%s faster)", slower.empty() ? "" : ", ",
+                    size_text(row.bytes).c_str(), 1 / fastest, which.c_str());
+      slower += text;
+    }
+    if (!std::isnan(predicted_seconds)) {
+      ++predicted;
+      const double ratio = predicted_seconds / row.cells[0].t.max;
+      if (std::abs(ratio - 1) <= 0.25) {
+        ++predicted_within;
+      } else {
+        char text[64];
+        std::snprintf(text, sizeof text, "%s%s %.2f", off.empty() ? "" : ", ",
+                      size_text(row.bytes).c_str(), ratio);
+        off += text;
+      }
+    }
+  }
+
+  std::string text(const char* collective) const {
+    std::string line = std::string(collective) + ": the selector's choice within 10% of the " +
+                       "fastest forced algorithm at " + std::to_string(within) + "/" +
+                       std::to_string(sizes) + " sizes" +
+                       (slower.empty() ? "" : " (slower: " + slower + ")");
+    if (predicted > 0)
+      line += "; the model's time of the choice within 25% of the measured at " +
+              std::to_string(predicted_within) + "/" + std::to_string(predicted) + " sizes" +
+              (off.empty() ? "" : " (predicted/measured: " + off + ")");
+    return line;
+  }
+};
+
 std::vector<std::string> consistency_findings(
     const std::map<Kind, std::map<std::size_t, double>>& times, int ranks) {
   std::vector<std::string> findings;
@@ -344,6 +398,7 @@ int run_sweep(const Options& o, Sweep& sweep) {
     if (process == 0) out.each([&](Reporter& r) { r.begin_collective(*def, columns); });
     if (columns.front().impl) subject_ranks = columns.front().impl->ranks();
     std::vector<std::pair<std::size_t, std::string>> fastest;  // per size: the fastest column
+    Judgement judged;
 
     for (const std::size_t count : counts) {
       const std::size_t k_count = columns.size();
@@ -433,10 +488,13 @@ int run_sweep(const Options& o, Sweep& sweep) {
             fastest.emplace_back(row.bytes, columns[k].key);
             break;
           }
+        if (sweep.rival && row.cells[0].measured)
+          judged.add(row, columns, sweep.rival, count, columns.front().impl->predicted(count));
         out.each([&](Reporter& r) { r.row(row); });
       }
     }
     if (process == 0) out.each([&](Reporter& r) { r.end_collective(); });
+    if (process == 0 && judged.sizes > 0) recommendations.push_back(judged.text(def->name));
     if (process == 0 && sweep.recommend && !fastest.empty()) {
       // Consecutive sizes with the same fastest column make one range.
       std::string line = std::string(def->name) +

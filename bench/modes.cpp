@@ -432,6 +432,11 @@ int run_algorithms(const Options& o, const tlc::Environment& env) {
                  {}});
     return c;
   };
+  // The forced algorithms, where they serve the call (a forced choice that cannot falls back to
+  // the selector's and is no rival).
+  sweep.rival = [](const Column& c, std::size_t n) {
+    return c.role == Role::baseline && c.key != "mpi" && c.impl && c.impl->algorithm(n) == c.key;
+  };
   return guarded("--algorithms", [&] { return run_sweep(o, sweep); });
 }
 

@@ -170,8 +170,12 @@ void print_usage(std::ostream& out) {
       << "Shows the topology tlc detects, the placement plan of a team, and the MPI library.\n"
       << "options:\n";
   auto left_column = [](const OptionSpec& o) {
-    std::string left = "--" + std::string(o.name);
-    if (!o.value.empty()) left += " " + std::string(o.value);
+    std::string left = "--";
+    left += o.name;
+    if (!o.value.empty()) {
+      left += ' ';
+      left += o.value;
+    }
     return left;
   };
   std::size_t width = 0;
@@ -371,7 +375,8 @@ int print_prediction(const Settings& settings) {
             << settings.collective << ", " << P << " process(es) x " << T << " thread(s), " << L
             << " lane(s): predicted time of the whole call, us (bytes per rank block; '*' the "
                "plan's choice: across processes the cheapest, with threads averaged over "
-               "processes; in one process by size)\n";
+               "processes; in one process by size; both scaled to the tuning file's measured "
+               "times where it has this shape)\n";
 
   std::vector<const td::AlgorithmInfo*> candidates;
   for (const td::AlgorithmInfo& info : td::algorithm_registry())
@@ -403,7 +408,7 @@ int print_prediction(const Settings& settings) {
       std::ostringstream cell;
       cell << "- ";
       if (const std::optional<td::Plan> p = planner.forced_plan(q, candidates[i]->id)) {
-        if (const std::optional<double> t = planner.predict_call(q, planner.as_run(q, *p))) {
+        if (const std::optional<double> t = planner.priced_call(q, planner.as_run(q, *p))) {
           cell.str("");
           cell << std::fixed << std::setprecision(*t < 1e-4 ? 2 : 1) << *t * 1e6
                << (candidates[i]->id == chosen.algorithm ? "*" : " ");
