@@ -67,7 +67,7 @@ Planner::Planner(const TeamShape& shape, const PlanSettings& settings)
         int serving = 0;
         const char* why = nullptr;
         for (const auto& info : algorithm_registry())
-          serving += info.collective == collective && info.id != Algorithm::dynamic &&
+          serving += info.collective == collective && chosen_by_cost(collective, info.id) &&
                      can_serve({collective, 1, 1, commutative != 0, false}, info.id, why);
         if (serving <= 1) continue;
         // Bands past 16 TiB per buffer take the choice of the last one below.
@@ -167,7 +167,13 @@ bool Planner::can_serve(const PlanQuery& q, Algorithm a, const char*& why) const
 // overlaps its copies with the network). Every process must choose alike, so the call is priced
 // on what they share: the average thread count, and the direct form only where every process
 // has one thread.
+bool Planner::chosen_by_cost(Collective c, Algorithm a) const noexcept {
+  return a != Algorithm::dynamic ||
+         (measured_shape_ && !settings_.measured.points(c, a, *measured_shape_).empty());
+}
+
 std::optional<double> Planner::shared_cost(const PlanQuery& q, Algorithm a) const {
+  if (!chosen_by_cost(q.collective, a)) return std::nullopt;
   const std::optional<double> model = model_cost(q, a);
   if (!model) return model;
   return *model * measured_scale(q, a);
@@ -210,8 +216,7 @@ Algorithm Planner::cheapest_measured_single(Collective c, std::size_t bytes) con
 
 std::optional<double> Planner::model_cost(const PlanQuery& q, Algorithm a) const {
   const char* why = nullptr;
-  // Led by arrival is asked for (TLC_LEADERS), never chosen by cost.
-  if (a == Algorithm::dynamic || !can_serve(q, a, why)) return std::nullopt;
+  if (!can_serve(q, a, why)) return std::nullopt;
   std::optional<Plan> p = in_form(q, a, std::nullopt, why);
   if (!p) return std::nullopt;
   if (p->form == Form::direct && !p->one_thread_everywhere) p->form = Form::staged;

@@ -168,6 +168,26 @@ TEST(MeasuredTimes, PlanAcrossProcessesFollowsThem) {
       EXPECT_NEAR(seconds, (1e-6 + 512e-10) / 2, 1e-12);
 }
 
+// The bcast led by arrival is never chosen on the model alone (it prices it as hierarchical plus
+// a copy); measured faster at this shape, it is.
+TEST(MeasuredTimes, ArrivalLedBcastOnlyWhereMeasuredFaster) {
+  PlanSettings tuned;
+  const MeasuredShape shape{2, 2, 1};
+  for (const std::size_t n : {std::size_t{8}, std::size_t{1024}, std::size_t{1} << 20}) {
+    const double base = 1e-6 + static_cast<double>(n) * 1e-10;
+    tuned.measured.add(Collective::bcast, Algorithm::hierarchical, shape, {n, base});
+    tuned.measured.add(Collective::bcast, Algorithm::dynamic, shape,
+                       {n, n <= 1024 ? base / 2 : base * 2});
+  }
+  const Planner plain(team(2, 2), PlanSettings{}), measured(team(2, 2), tuned);
+  for (const std::size_t n : {std::size_t{8}, std::size_t{1024}, std::size_t{1} << 20})
+    EXPECT_NE(plain.plan(call(Collective::bcast, n)).algorithm, Algorithm::dynamic) << n;
+  const Plan small = measured.plan(call(Collective::bcast, 512));
+  EXPECT_EQ(small.algorithm, Algorithm::dynamic);
+  EXPECT_EQ(small.leader, Leader::arrival);
+  EXPECT_NE(measured.plan(call(Collective::bcast, 1 << 20)).algorithm, Algorithm::dynamic);
+}
+
 // Inside one process: the size rule takes flat up to 2 KiB; measured times that make sliced
 // faster from 512 B move the switch there, only at the measured thread count.
 TEST(MeasuredTimes, PlanInsideAProcessFollowsThem) {
