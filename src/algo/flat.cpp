@@ -23,11 +23,13 @@ namespace tlc::detail {
 namespace {
 
 // output = op over the contributions of threads [first, last) in rank order, each offset by
-// `offset` bytes.
-void reduce_own(const CallView& view, int first, int last, std::size_t offset, void* output,
-                std::size_t count) {
+// `offset` bytes. The op object is the caller's own (own): with carried contributions the other
+// threads may have returned already, and a stateful op object (a capturing lambda, a user op of
+// the C interface) lives on its caller's stack.
+void reduce_own(const CallView& view, const Call& own, int first, int last, std::size_t offset,
+                void* output, std::size_t count) {
   if (last <= first || count == 0) return;
-  const Call& c = view[0].call;
+  const Call& c = own;
   auto inputs = input_pointers(static_cast<std::size_t>(last - first));
   for (int t = first; t < last; ++t)
     inputs[static_cast<std::size_t>(t - first)] = contribution_of(view, t) + offset;
@@ -53,19 +55,19 @@ void run_flat(TeamImpl& team, int me, CallDescriptor d) {
   auto work = [&] {
     switch (c.collective) {
       case Collective::reduce:
-        if (me == c.root) reduce_own(view, 0, threads, 0, c.recv, n);
+        if (me == c.root) reduce_own(view, c, 0, threads, 0, c.recv, n);
         break;
       case Collective::allreduce:
-        reduce_own(view, 0, threads, 0, c.recv, n);
+        reduce_own(view, c, 0, threads, 0, c.recv, n);
         break;
       case Collective::reduce_scatter_block:
-        reduce_own(view, 0, threads, static_cast<std::size_t>(me) * n * e, c.recv, n);
+        reduce_own(view, c, 0, threads, static_cast<std::size_t>(me) * n * e, c.recv, n);
         break;
       case Collective::scan:
-        reduce_own(view, 0, me + 1, 0, c.recv, n);
+        reduce_own(view, c, 0, me + 1, 0, c.recv, n);
         break;
       case Collective::exscan:
-        reduce_own(view, 0, me, 0, c.recv, n);
+        reduce_own(view, c, 0, me, 0, c.recv, n);
         break;
       default: {
         thread_local CopyPlan plan;
