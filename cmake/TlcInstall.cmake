@@ -1,6 +1,6 @@
 # Installation and the exported CMake package.
 #
-#   <prefix>/include/tlc/*.hpp                 public headers
+#   <prefix>/include/tlc/*.hpp, tlc.h          public headers (C++ and the C interface)
 #   <prefix>/lib/libtlc.a                      the library (exported as tlc::tlc)
 #   <prefix>/bin/tlc-info                      machine / team report tool
 #   <prefix>/lib/cmake/tlc/tlcConfig.cmake     find_package(tlc) entry point; re-finds the
@@ -32,7 +32,7 @@ unset(_tlc_features)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/tlc"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
         COMPONENT tlc_development
-        FILES_MATCHING PATTERN "*.hpp")
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
 
 install(TARGETS tlc
         EXPORT tlcTargets

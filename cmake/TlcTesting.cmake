@@ -27,3 +27,18 @@ function(tlc_add_mpi_test name)
                          PROCESSORS ${np} ENVIRONMENT "TLC_NODE=process;TLC_PIN=0")
   endforeach()
 endfunction()
+
+# tlc_add_mpi_program_test(name target PROCESSES n... [ENVIRONMENT var=value...]): a program whose
+#   exit code is the verdict (no GoogleTest), registered as name.np<N> for each process count,
+#   under mpiexec with TLC_NODE=process, like tlc_add_mpi_test.
+function(tlc_add_mpi_program_test name target)
+  cmake_parse_arguments(arg "" "" "PROCESSES;ENVIRONMENT" ${ARGN})
+  foreach(np IN LISTS arg_PROCESSES)
+    add_test(NAME ${name}.np${np}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
+                     $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(${name}.np${np} PROPERTIES TIMEOUT ${TLC_TEST_TIMEOUT} LABELS mpi
+                         PROCESSORS ${np}
+                         ENVIRONMENT "TLC_NODE=process;TLC_PIN=0;${arg_ENVIRONMENT}")
+  endforeach()
+endfunction()

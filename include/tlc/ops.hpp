@@ -83,12 +83,18 @@ template <class T, class Op>
 void combine(const void* op_object, void* inout_bytes, const void* in_bytes, std::size_t n,
              bool in_is_lower) {
   const Op& op = *static_cast<const Op*>(op_object);
-  T* inout = static_cast<T*>(inout_bytes);
-  const T* in = static_cast<const T*>(in_bytes);
-  if (in_is_lower) {
-    for (std::size_t i = 0; i < n; ++i) inout[i] = static_cast<T>(op(in[i], inout[i]));
+  // An op that combines whole ranges itself (the C interface's user ops, which call a C
+  // function once per range rather than once per element).
+  if constexpr (requires { op.combine_range(inout_bytes, in_bytes, n, in_is_lower); }) {
+    op.combine_range(inout_bytes, in_bytes, n, in_is_lower);
   } else {
-    for (std::size_t i = 0; i < n; ++i) inout[i] = static_cast<T>(op(inout[i], in[i]));
+    T* inout = static_cast<T*>(inout_bytes);
+    const T* in = static_cast<const T*>(in_bytes);
+    if (in_is_lower) {
+      for (std::size_t i = 0; i < n; ++i) inout[i] = static_cast<T>(op(in[i], inout[i]));
+    } else {
+      for (std::size_t i = 0; i < n; ++i) inout[i] = static_cast<T>(op(inout[i], in[i]));
+    }
   }
 }
 

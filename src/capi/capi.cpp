@@ -1,0 +1,382 @@
+// The C interface (include/tlc/tlc.h), apart from the collectives (capi/collectives.cpp):
+// errors, MPI lifetime, teams, run, attach and user ops. Every entry point goes through
+// capi::guarded, so no exception crosses into C.
+#include "capi/capi.hpp"
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+
+namespace tlc::capi {
+namespace {
+
+thread_local std::string last_error;
+thread_local tlc_participant* current_participant = nullptr;
+
+tlc_status status_of(Errc code) noexcept {
+  switch (code) {
+    case Errc::invalid_argument:
+      return TLC_ERR_INVALID_ARGUMENT;
+    case Errc::mismatch:
+      return TLC_ERR_MISMATCH;
+    case Errc::mpi:
+      return TLC_ERR_MPI;
+    case Errc::topology:
+      return TLC_ERR_TOPOLOGY;
+    case Errc::timeout:
+      return TLC_ERR_TIMEOUT;
+    case Errc::aborted:
+      return TLC_ERR_ABORTED;
+    case Errc::unsupported:
+      return TLC_ERR_UNSUPPORTED;
+  }
+  return TLC_ERR_INTERNAL;
+}
+
+// User ops live in a fixed table of slots, so that looking one up during a collective takes no
+// lock; creating and freeing (rare) take one.
+constexpr tlc_op first_user_op = 1000;
+constexpr std::size_t user_op_slots = 4096;
+std::array<std::atomic<UserOp*>, user_op_slots> user_ops{};
+std::mutex user_ops_mutex;
+
+// tlc_init's environment; MPI is finalised when tlc_finalize destroys it.
+std::mutex environment_mutex;
+std::unique_ptr<Environment> environment;
+
+}  // namespace
+
+tlc_status fail(tlc_status status, const std::string& message) noexcept {
+  try {
+    last_error = message;
+  } catch (...) {
+    last_error.clear();  // out of memory for the message: the code still says what happened
+  }
+  return status;
+}
+
+tlc_status status_of_current_exception() noexcept {
+  try {
+    throw;
+  } catch (const Error& e) {
+    return fail(status_of(e.code()), e.what());
+  } catch (const std::bad_alloc& e) {
+    return fail(TLC_ERR_NO_MEMORY, std::string("tlc: out of memory (") + e.what() + ")");
+  } catch (const std::invalid_argument& e) {
+    return fail(TLC_ERR_INVALID_ARGUMENT, e.what());
+  } catch (const std::exception& e) {
+    return fail(TLC_ERR_INTERNAL, e.what());
+  } catch (...) {
+    return fail(TLC_ERR_INTERNAL, "tlc: unknown exception");
+  }
+}
+
+void set_current(tlc_participant* me) noexcept { current_participant = me; }
+
+const UserOp* find_user_op(tlc_op op) noexcept {
+  if (op < first_user_op || op >= first_user_op + static_cast<tlc_op>(user_op_slots))
+    return nullptr;
+  return user_ops[static_cast<std::size_t>(op - first_user_op)].load(std::memory_order_acquire);
+}
+
+namespace {
+
+// The string options: NULL means unset.
+std::string text(const char* s) { return s ? std::string(s) : std::string(); }
+
+std::optional<bool> tristate(int value, const char* field) {
+  if (value < -1 || value > 1)
+    throw Error(Errc::invalid_argument, std::string("tlc_team_create: options.") + field + " is " +
+                                            std::to_string(value) + " (1, 0, or -1 for unset)");
+  if (value < 0) return std::nullopt;
+  return value == 1;
+}
+
+// "allreduce=full_lane,bcast=binomial:pipelined" (';' also separates).
+std::map<Collective, std::string> parse_algorithms(const char* spec) {
+  std::map<Collective, std::string> result;
+  if (!spec) return result;
+  const std::string all(spec);
+  std::size_t at = 0;
+  while (at <= all.size()) {
+    std::size_t end = all.find_first_of(",;", at);
+    if (end == std::string::npos) end = all.size();
+    const std::string item = all.substr(at, end - at);
+    at = end + 1;
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw Error(Errc::invalid_argument, "tlc_team_create: options.algorithms: '" + item +
+                                              "' is not collective=algorithm[:form]");
+    const std::string name = item.substr(0, eq);
+    std::optional<Collective> found;
+    std::string known;
+    for (int c = static_cast<int>(Collective::barrier); c <= static_cast<int>(Collective::exscan);
+         ++c) {
+      const auto collective = static_cast<Collective>(c);
+      known += (known.empty() ? "" : ", ") + std::string(to_string(collective));
+      if (name == to_string(collective)) found = collective;
+    }
+    if (!found)
+      throw Error(Errc::invalid_argument,
+                  "tlc_team_create: options.algorithms: unknown collective '" + name +
+                      "' (known: " + known + ")");
+    result[*found] = item.substr(eq + 1);
+  }
+  return result;
+}
+
+TeamOptions to_options(const tlc_team_options& o) {
+  TeamOptions options;
+  options.threads = o.threads;
+  options.threads_per_numa = o.threads_per_numa;
+  options.lanes = o.lanes;
+  options.threads_per_rail = o.threads_per_rail;
+  options.pin = tristate(o.pin, "pin");
+  options.reproducible = o.reproducible != 0;
+  options.timeout_seconds = o.timeout_seconds;
+  options.timeout_action = text(o.timeout_action);
+  options.pipeline_chunk_bytes = o.pipeline_chunk_bytes;
+  options.algorithms = parse_algorithms(o.algorithms);
+  options.fallback = text(o.fallback);
+  options.leaders = text(o.leaders);
+  options.check = tristate(o.check, "check");
+  options.stats = tristate(o.stats, "stats");
+  options.tuning_file = text(o.tuning_file);
+  return options;
+}
+
+template <class Handle>
+void require(const Handle* handle, const char* function, const char* what) {
+  if (!handle)
+    throw Error(Errc::invalid_argument, std::string(function) + ": " + what + " is NULL");
+}
+
+// A fact about a team or participant, or -1 with a message for NULL.
+template <class Handle, class Get>
+int fact(const Handle* handle, const char* function, Get get) noexcept {
+  if (!handle) {
+    fail(TLC_ERR_INVALID_ARGUMENT, std::string(function) + ": NULL handle");
+    return -1;
+  }
+  return get(*handle);
+}
+
+}  // namespace
+}  // namespace tlc::capi
+
+using namespace tlc;
+using capi::guarded;
+using capi::require;
+
+extern "C" {
+
+const char* tlc_error_message(void) { return capi::last_error.c_str(); }
+
+const char* tlc_status_name(tlc_status status) {
+  switch (status) {
+    case TLC_SUCCESS:
+      return "TLC_SUCCESS";
+    case TLC_ERR_INVALID_ARGUMENT:
+      return "TLC_ERR_INVALID_ARGUMENT";
+    case TLC_ERR_MISMATCH:
+      return "TLC_ERR_MISMATCH";
+    case TLC_ERR_MPI:
+      return "TLC_ERR_MPI";
+    case TLC_ERR_TOPOLOGY:
+      return "TLC_ERR_TOPOLOGY";
+    case TLC_ERR_TIMEOUT:
+      return "TLC_ERR_TIMEOUT";
+    case TLC_ERR_ABORTED:
+      return "TLC_ERR_ABORTED";
+    case TLC_ERR_UNSUPPORTED:
+      return "TLC_ERR_UNSUPPORTED";
+    case TLC_ERR_NO_MEMORY:
+      return "TLC_ERR_NO_MEMORY";
+    case TLC_ERR_INTERNAL:
+      return "TLC_ERR_INTERNAL";
+  }
+  return "unknown tlc_status";
+}
+
+const char* tlc_version(void) { return version_string; }
+
+tlc_status tlc_op_create(tlc_user_function function, void* user_data, int commutative, tlc_op* op) {
+  return guarded([&] {
+    require(op, "tlc_op_create", "op");
+    if (!function) throw Error(Errc::invalid_argument, "tlc_op_create: function is NULL");
+    auto entry =
+        std::make_unique<capi::UserOp>(capi::UserOp{function, user_data, commutative != 0});
+    const std::lock_guard lock(capi::user_ops_mutex);
+    for (std::size_t slot = 0; slot < capi::user_op_slots; ++slot) {
+      if (capi::user_ops[slot].load(std::memory_order_relaxed)) continue;
+      capi::user_ops[slot].store(entry.release(), std::memory_order_release);
+      *op = capi::first_user_op + static_cast<tlc_op>(slot);
+      return;
+    }
+    throw Error(Errc::unsupported, "tlc_op_create: all " + std::to_string(capi::user_op_slots) +
+                                       " user ops are in use (tlc_op_free releases one)");
+  });
+}
+
+tlc_status tlc_op_free(tlc_op* op) {
+  return guarded([&] {
+    require(op, "tlc_op_free", "op");
+    if (!capi::find_user_op(*op))
+      throw Error(Errc::invalid_argument,
+                  "tlc_op_free: " + std::to_string(*op) + " is not a user op (built-in, or freed)");
+    const std::lock_guard lock(capi::user_ops_mutex);
+    auto& slot = capi::user_ops[static_cast<std::size_t>(*op - capi::first_user_op)];
+    delete slot.exchange(nullptr, std::memory_order_acq_rel);
+    *op = 0;
+  });
+}
+
+tlc_status tlc_init(int* argc, char*** argv) {
+  return guarded([&] {
+    if ((argc == nullptr) != (argv == nullptr))
+      throw Error(Errc::invalid_argument, "tlc_init: pass both argc and argv, or neither");
+    const std::lock_guard lock(capi::environment_mutex);
+    if (capi::environment)
+      throw Error(Errc::invalid_argument, "tlc_init: already called (tlc_finalize first)");
+    capi::environment =
+        argc ? std::make_unique<Environment>(*argc, *argv) : std::make_unique<Environment>();
+  });
+}
+
+tlc_status tlc_finalize(void) {
+  return guarded([&] {
+    const std::lock_guard lock(capi::environment_mutex);
+    if (!capi::environment)
+      throw Error(Errc::invalid_argument, "tlc_finalize: tlc_init was not called");
+    capi::environment.reset();
+  });
+}
+
+int tlc_thread_level(void) {
+  const std::lock_guard lock(capi::environment_mutex);
+  return capi::environment ? capi::environment->thread_level() : -1;
+}
+
+void tlc_team_options_init(tlc_team_options* options) {
+  if (!options) return;
+  *options = tlc_team_options{};
+  options->pin = -1;
+  options->reproducible = 1;
+  options->check = -1;
+  options->stats = -1;
+}
+
+tlc_status tlc_team_create(MPI_Comm comm, const tlc_team_options* options, tlc_team** team) {
+  return guarded([&] {
+    require(team, "tlc_team_create", "team");
+    *team = nullptr;
+    tlc_team_options defaults;
+    tlc_team_options_init(&defaults);
+    *team = new tlc_team(comm, capi::to_options(options ? *options : defaults));
+  });
+}
+
+tlc_status tlc_team_free(tlc_team** team) {
+  return guarded([&] {
+    if (!team) return;
+    delete *team;
+    *team = nullptr;
+  });
+}
+
+int tlc_team_threads(const tlc_team* team) {
+  return capi::fact(team, "tlc_team_threads", [](const tlc_team& t) { return t.team.threads(); });
+}
+int tlc_team_size(const tlc_team* team) {
+  return capi::fact(team, "tlc_team_size", [](const tlc_team& t) { return t.team.size(); });
+}
+int tlc_team_process(const tlc_team* team) {
+  return capi::fact(team, "tlc_team_process", [](const tlc_team& t) { return t.team.process(); });
+}
+int tlc_team_processes(const tlc_team* team) {
+  return capi::fact(team, "tlc_team_processes",
+                    [](const tlc_team& t) { return t.team.processes(); });
+}
+int tlc_team_lanes(const tlc_team* team) {
+  return capi::fact(team, "tlc_team_lanes", [](const tlc_team& t) { return t.team.lanes(); });
+}
+
+tlc_status tlc_team_run(tlc_team* team, tlc_body body, void* user_data) {
+  return guarded([&] {
+    require(team, "tlc_team_run", "team");
+    if (!body) throw Error(Errc::invalid_argument, "tlc_team_run: body is NULL");
+    team->team.run([&](Thread& thread) {
+      tlc_participant me;
+      me.thread = &thread;
+      capi::set_current(&me);
+      body(&me, user_data);
+      capi::set_current(nullptr);
+      // Thrown from here, it aborts the team like any exception from a C++ body.
+      if (me.abort_message) throw TeamAborted(*me.abort_message);
+    });
+  });
+}
+
+tlc_status tlc_team_attach(tlc_team* team, int local_index, tlc_participant** me) {
+  return guarded([&] {
+    require(me, "tlc_team_attach", "me");
+    *me = nullptr;
+    require(team, "tlc_team_attach", "team");
+    auto participant = std::make_unique<tlc_participant>();
+    participant->attached.emplace(team->team.attach(local_index));
+    participant->thread = &*participant->attached;
+    *me = participant.release();
+    capi::set_current(*me);
+  });
+}
+
+tlc_status tlc_team_detach(tlc_participant** me) {
+  return guarded([&] {
+    if (!me || !*me) return;
+    if (!(*me)->attached)
+      throw Error(Errc::invalid_argument,
+                  "tlc_team_detach: this participant runs inside tlc_team_run, it is not attached");
+    if (tlc_current() == *me) capi::set_current(nullptr);
+    delete *me;
+    *me = nullptr;
+  });
+}
+
+tlc_participant* tlc_current(void) { return capi::current_participant; }
+
+tlc_status tlc_abort(tlc_participant* me, const char* message) {
+  return guarded([&] {
+    require(me, "tlc_abort", "me");
+    if (me->attached) throw Error(Errc::invalid_argument, "tlc_abort: only inside tlc_team_run");
+    me->abort_message = message ? message : "tlc_abort";
+  });
+}
+
+int tlc_rank(const tlc_participant* me) {
+  return capi::fact(me, "tlc_rank", [](const tlc_participant& p) { return p.thread->rank(); });
+}
+int tlc_size(const tlc_participant* me) {
+  return capi::fact(me, "tlc_size", [](const tlc_participant& p) { return p.thread->size(); });
+}
+int tlc_local_index(const tlc_participant* me) {
+  return capi::fact(me, "tlc_local_index",
+                    [](const tlc_participant& p) { return p.thread->local_index(); });
+}
+int tlc_threads(const tlc_participant* me) {
+  return capi::fact(me, "tlc_threads",
+                    [](const tlc_participant& p) { return p.thread->threads(); });
+}
+int tlc_process(const tlc_participant* me) {
+  return capi::fact(me, "tlc_process",
+                    [](const tlc_participant& p) { return p.thread->process(); });
+}
+int tlc_processes(const tlc_participant* me) {
+  return capi::fact(me, "tlc_processes",
+                    [](const tlc_participant& p) { return p.thread->processes(); });
+}
+
+}  // extern "C"

@@ -1,0 +1,56 @@
+// Internals of the C interface (include/tlc/tlc.h): the handles behind the opaque C types, the
+// one place that turns C++ exceptions into tlc_status codes, and the user-op registry.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <tlc/tlc.h>
+#include <tlc/tlc.hpp>
+
+struct tlc_team {
+  tlc::Team team;
+  tlc_team(MPI_Comm comm, tlc::TeamOptions options) : team(comm, std::move(options)) {}
+};
+
+struct tlc_participant {
+  // The participant: the run's Thread, or the attached one owned here.
+  tlc::Thread* thread = nullptr;
+  std::optional<tlc::Thread> attached;
+  // Set by tlc_abort: thrown when the body returns, which aborts the team.
+  std::optional<std::string> abort_message;
+};
+
+namespace tlc::capi {
+
+// Records message as the calling thread's last error and returns status.
+tlc_status fail(tlc_status status, const std::string& message) noexcept;
+
+// The status of the exception being handled, its message recorded. Call inside a catch block.
+tlc_status status_of_current_exception() noexcept;
+
+// Runs f, turning every exception into a status: the only way C++ code is entered from C.
+template <class F>
+tlc_status guarded(F&& f) noexcept {
+  try {
+    f();
+    return TLC_SUCCESS;
+  } catch (...) {
+    return status_of_current_exception();
+  }
+}
+
+// The calling thread's participant, while it runs a body or is attached (tlc_current).
+void set_current(tlc_participant* me) noexcept;
+
+// A user op from the registry: the function and its argument, or nullptr for an op that was
+// never created or was freed.
+struct UserOp {
+  tlc_user_function function = nullptr;
+  void* user_data = nullptr;
+  bool commutative = false;
+};
+const UserOp* find_user_op(tlc_op op) noexcept;
+
+}  // namespace tlc::capi

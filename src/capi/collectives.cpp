@@ -1,0 +1,416 @@
+// The collectives of the C interface: each entry point names the C++ element type of its
+// tlc_datatype and the op object of its tlc_op, and calls the same collective of tlc::Thread. An
+// argument that names no type or op, or an op the type does not have, is found on the calling
+// thread alone; that thread still joins the call (tlc_reject), so no other thread waits for it.
+#include <algorithm>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <type_traits>
+
+#include "capi/capi.hpp"
+
+namespace tlc::capi {
+namespace {
+
+// A user op as a tlc op: whole ranges go to the C function in one call (detail::combine).
+template <class T, bool Commutative>
+struct CUserOp {
+  const UserOp* op;
+  T operator()(const T& a, const T& b) const {
+    T out{};
+    op->function(&a, &b, &out, 1, op->user_data);
+    return out;
+  }
+  void combine_range(void* inout, const void* in, std::size_t n, bool in_is_lower) const {
+    if (in_is_lower)
+      op->function(in, inout, inout, n, op->user_data);
+    else
+      op->function(inout, in, inout, n, op->user_data);
+  }
+};
+
+}  // namespace
+}  // namespace tlc::capi
+
+namespace tlc::detail {
+template <class T>
+struct is_commutative<capi::CUserOp<T, true>> : std::true_type {};
+}  // namespace tlc::detail
+
+namespace tlc::capi {
+namespace {
+
+const char* type_name(tlc_datatype type) noexcept {
+  switch (type) {
+    case TLC_INT8:
+      return "TLC_INT8";
+    case TLC_INT16:
+      return "TLC_INT16";
+    case TLC_INT32:
+      return "TLC_INT32";
+    case TLC_INT64:
+      return "TLC_INT64";
+    case TLC_UINT8:
+      return "TLC_UINT8";
+    case TLC_UINT16:
+      return "TLC_UINT16";
+    case TLC_UINT32:
+      return "TLC_UINT32";
+    case TLC_UINT64:
+      return "TLC_UINT64";
+    case TLC_FLOAT:
+      return "TLC_FLOAT";
+    case TLC_DOUBLE:
+      return "TLC_DOUBLE";
+    case TLC_FLOAT_COMPLEX:
+      return "TLC_FLOAT_COMPLEX";
+    case TLC_DOUBLE_COMPLEX:
+      return "TLC_DOUBLE_COMPLEX";
+    case TLC_BOOL:
+      return "TLC_BOOL";
+    case TLC_BYTE:
+      return "TLC_BYTE";
+  }
+  return nullptr;
+}
+
+const char* op_name(tlc_op op) noexcept {
+  static constexpr const char* names[] = {"TLC_SUM", "TLC_PROD", "TLC_MIN",  "TLC_MAX", "TLC_BAND",
+                                          "TLC_BOR", "TLC_BXOR", "TLC_LAND", "TLC_LOR"};
+  return op >= TLC_SUM && op <= TLC_LOR ? names[op - TLC_SUM] : nullptr;
+}
+
+// Calls f(std::type_identity<T>{}) with the C++ type of type; false for an unknown type.
+template <class F>
+bool visit_type(tlc_datatype type, F&& f) {
+  switch (type) {
+    case TLC_INT8:
+      return f(std::type_identity<std::int8_t>{}), true;
+    case TLC_INT16:
+      return f(std::type_identity<std::int16_t>{}), true;
+    case TLC_INT32:
+      return f(std::type_identity<std::int32_t>{}), true;
+    case TLC_INT64:
+      return f(std::type_identity<std::int64_t>{}), true;
+    case TLC_UINT8:
+      return f(std::type_identity<std::uint8_t>{}), true;
+    case TLC_UINT16:
+      return f(std::type_identity<std::uint16_t>{}), true;
+    case TLC_UINT32:
+      return f(std::type_identity<std::uint32_t>{}), true;
+    case TLC_UINT64:
+      return f(std::type_identity<std::uint64_t>{}), true;
+    case TLC_FLOAT:
+      return f(std::type_identity<float>{}), true;
+    case TLC_DOUBLE:
+      return f(std::type_identity<double>{}), true;
+    case TLC_FLOAT_COMPLEX:
+      return f(std::type_identity<std::complex<float>>{}), true;
+    case TLC_DOUBLE_COMPLEX:
+      return f(std::type_identity<std::complex<double>>{}), true;
+    case TLC_BOOL:
+      return f(std::type_identity<bool>{}), true;
+    case TLC_BYTE:
+      return f(std::type_identity<std::byte>{}), true;
+  }
+  return false;
+}
+
+// Calls g(op object) for op on elements of type T, or returns why there is none. The built-in
+// ops follow MPI's table of which ops apply to which types.
+template <class T, class G>
+std::string visit_op(tlc_op op, tlc_datatype type, G&& g) {
+  constexpr bool integer = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+  constexpr bool arithmetic =
+      integer || std::is_floating_point_v<T> || detail::is_complex<T>::value;
+  constexpr bool ordered = integer || std::is_floating_point_v<T>;
+  constexpr bool logical = integer || std::is_same_v<T, bool>;
+  switch (op) {
+    case TLC_SUM:
+      if constexpr (arithmetic) return g(std::plus<>{}), "";
+      break;
+    case TLC_PROD:
+      if constexpr (arithmetic) return g(std::multiplies<>{}), "";
+      break;
+    case TLC_MIN:
+      if constexpr (ordered) return g(tlc::min{}), "";
+      break;
+    case TLC_MAX:
+      if constexpr (ordered) return g(tlc::max{}), "";
+      break;
+    case TLC_BAND:
+      if constexpr (integer) return g(std::bit_and<>{}), "";
+      break;
+    case TLC_BOR:
+      if constexpr (integer) return g(std::bit_or<>{}), "";
+      break;
+    case TLC_BXOR:
+      if constexpr (integer) return g(std::bit_xor<>{}), "";
+      break;
+    case TLC_LAND:
+      if constexpr (logical) return g(std::logical_and<>{}), "";
+      break;
+    case TLC_LOR:
+      if constexpr (logical) return g(std::logical_or<>{}), "";
+      break;
+    default:
+      if (const UserOp* user = find_user_op(op)) {
+        if (user->commutative)
+          g(CUserOp<T, true>{user});
+        else
+          g(CUserOp<T, false>{user});
+        return "";
+      }
+      return "op " + std::to_string(op) +
+             " is neither a built-in op (TLC_SUM .. TLC_LOR) nor a user op (tlc_op_create), or "
+             "it was freed";
+  }
+  return std::string(op_name(op)) + " is not defined for " + type_name(type);
+}
+
+tlc_status reject(tlc_participant* me, const std::string& message) noexcept {
+  // The other threads fail with a mismatch (or pass, if they reject the same call).
+  guarded([&] { me->thread->barrier(); });
+  return fail(TLC_ERR_INVALID_ARGUMENT, message);
+}
+
+tlc_status no_participant(const char* function) noexcept {
+  return fail(TLC_ERR_INVALID_ARGUMENT, std::string(function) + ": me is NULL");
+}
+
+// TLC_IN_PLACE where a collective has no in-place form for that buffer.
+tlc_status reject_in_place(tlc_participant* me, const char* function, const char* buffer) noexcept {
+  if (!me) return no_participant(function);
+  return reject(me, std::string(function) + ": " + buffer + " cannot be TLC_IN_PLACE");
+}
+
+// A collective without an op: f.template operator()<T>(thread).
+template <class F>
+tlc_status movement(const char* function, tlc_participant* me, tlc_datatype type, F&& f) noexcept {
+  if (!me) return no_participant(function);
+  bool known = true;
+  const tlc_status status = guarded([&] {
+    known = visit_type(
+        type, [&]<class T>(std::type_identity<T>) { f.template operator()<T>(*me->thread); });
+  });
+  if (!known)
+    return reject(me, std::string(function) + ": " + std::to_string(static_cast<int>(type)) +
+                          " is not a tlc_datatype");
+  return status;
+}
+
+// A reduction: f.template operator()<T>(thread, op object).
+template <class F>
+tlc_status reduction(const char* function, tlc_participant* me, tlc_datatype type, tlc_op op,
+                     F&& f) noexcept {
+  if (!me) return no_participant(function);
+  std::string problem;
+  const tlc_status status = guarded([&] {
+    const bool known = visit_type(type, [&]<class T>(std::type_identity<T>) {
+      problem = visit_op<T>(op, type, [&](const auto& op_object) {
+        f.template operator()<T>(*me->thread, op_object);
+      });
+    });
+    if (!known) problem = std::to_string(static_cast<int>(type)) + " is not a tlc_datatype";
+  });
+  if (!problem.empty()) return reject(me, std::string(function) + ": " + problem);
+  return status;
+}
+
+bool is_in_place(const void* buffer) noexcept { return buffer == TLC_IN_PLACE; }
+
+template <class T>
+std::span<const T> in(const void* p, std::size_t n) {
+  return {static_cast<const T*>(p), n};
+}
+template <class T>
+std::span<T> out(void* p, std::size_t n) {
+  return {static_cast<T*>(p), n};
+}
+
+// One entry per global rank, or empty (an error for the rank that needs it) for NULL.
+std::span<const std::size_t> per_rank(const std::size_t* values, const Thread& t) {
+  return values ? std::span<const std::size_t>(values, static_cast<std::size_t>(t.size()))
+                : std::span<const std::size_t>{};
+}
+
+// Elements a buffer laid out by counts and displacements spans.
+std::size_t extent(std::span<const std::size_t> counts, std::span<const std::size_t> displs) {
+  std::size_t end = 0;
+  for (std::size_t r = 0; r < std::min(counts.size(), displs.size()); ++r)
+    end = std::max(end, displs[r] + counts[r]);
+  return end;
+}
+
+std::size_t blocks(const Thread& t, std::size_t count) {
+  return static_cast<std::size_t>(t.size()) * count;
+}
+
+}  // namespace
+}  // namespace tlc::capi
+
+using namespace tlc;
+using namespace tlc::capi;
+
+extern "C" {
+
+tlc_status tlc_reject(tlc_participant* me, const char* message) {
+  if (!me) return no_participant("tlc_reject");
+  return reject(me, message ? message : "tlc_reject");
+}
+
+size_t tlc_datatype_size(tlc_datatype type) {
+  std::size_t size = 0;
+  visit_type(type, [&]<class T>(std::type_identity<T>) { size = sizeof(T); });
+  return size;
+}
+
+tlc_status tlc_barrier(tlc_participant* me) {
+  if (!me) return no_participant("tlc_barrier");
+  return guarded([&] { me->thread->barrier(); });
+}
+
+tlc_status tlc_bcast(tlc_participant* me, void* buf, size_t count, tlc_datatype type, int root) {
+  if (is_in_place(buf)) return reject_in_place(me, "tlc_bcast", "buf");
+  return movement("tlc_bcast", me, type,
+                  [&]<class T>(Thread& t) { t.bcast(out<T>(buf, count), root); });
+}
+
+tlc_status tlc_reduce(tlc_participant* me, const void* send, void* recv, size_t count,
+                      tlc_datatype type, tlc_op op, int root) {
+  if (is_in_place(recv)) return reject_in_place(me, "tlc_reduce", "recv");
+  return reduction("tlc_reduce", me, type, op, [&]<class T>(Thread& t, const auto& o) {
+    if (is_in_place(send)) return t.reduce(out<T>(recv, count), root, o);
+    t.reduce(in<T>(send, count), out<T>(recv, t.rank() == root ? count : 0), root, o);
+  });
+}
+
+tlc_status tlc_allreduce(tlc_participant* me, const void* send, void* recv, size_t count,
+                         tlc_datatype type, tlc_op op) {
+  if (is_in_place(recv)) return reject_in_place(me, "tlc_allreduce", "recv");
+  return reduction("tlc_allreduce", me, type, op, [&]<class T>(Thread& t, const auto& o) {
+    if (is_in_place(send)) return t.allreduce(out<T>(recv, count), o);
+    t.allreduce(in<T>(send, count), out<T>(recv, count), o);
+  });
+}
+
+tlc_status tlc_scan(tlc_participant* me, const void* send, void* recv, size_t count,
+                    tlc_datatype type, tlc_op op) {
+  if (is_in_place(recv)) return reject_in_place(me, "tlc_scan", "recv");
+  return reduction("tlc_scan", me, type, op, [&]<class T>(Thread& t, const auto& o) {
+    if (is_in_place(send)) return t.scan(out<T>(recv, count), o);
+    t.scan(in<T>(send, count), out<T>(recv, count), o);
+  });
+}
+
+tlc_status tlc_exscan(tlc_participant* me, const void* send, void* recv, size_t count,
+                      tlc_datatype type, tlc_op op) {
+  if (is_in_place(recv)) return reject_in_place(me, "tlc_exscan", "recv");
+  return reduction("tlc_exscan", me, type, op, [&]<class T>(Thread& t, const auto& o) {
+    if (is_in_place(send)) return t.exscan(out<T>(recv, count), o);
+    t.exscan(in<T>(send, count), out<T>(recv, count), o);
+  });
+}
+
+tlc_status tlc_reduce_scatter_block(tlc_participant* me, const void* send, void* recv, size_t count,
+                                    tlc_datatype type, tlc_op op) {
+  if (is_in_place(recv)) return reject_in_place(me, "tlc_reduce_scatter_block", "recv");
+  return reduction("tlc_reduce_scatter_block", me, type, op,
+                   [&]<class T>(Thread& t, const auto& o) {
+                     if (is_in_place(send))
+                       return t.reduce_scatter_block(out<T>(recv, blocks(t, count)), o);
+                     t.reduce_scatter_block(in<T>(send, blocks(t, count)), out<T>(recv, count), o);
+                   });
+}
+
+tlc_status tlc_allgather(tlc_participant* me, const void* send, void* recv, size_t count,
+                         tlc_datatype type) {
+  if (is_in_place(recv)) return reject_in_place(me, "tlc_allgather", "recv");
+  return movement("tlc_allgather", me, type, [&]<class T>(Thread& t) {
+    if (is_in_place(send)) return t.allgather(out<T>(recv, blocks(t, count)));
+    t.allgather(in<T>(send, count), out<T>(recv, blocks(t, count)));
+  });
+}
+
+tlc_status tlc_gather(tlc_participant* me, const void* send, void* recv, size_t count,
+                      tlc_datatype type, int root) {
+  if (is_in_place(recv)) return reject_in_place(me, "tlc_gather", "recv");
+  return movement("tlc_gather", me, type, [&]<class T>(Thread& t) {
+    const std::size_t received = t.rank() == root ? blocks(t, count) : 0;
+    if (is_in_place(send)) return t.gather(tlc::in_place, out<T>(recv, received), root);
+    t.gather(in<T>(send, count), out<T>(recv, received), root);
+  });
+}
+
+tlc_status tlc_scatter(tlc_participant* me, const void* send, void* recv, size_t count,
+                       tlc_datatype type, int root) {
+  if (is_in_place(send)) return reject_in_place(me, "tlc_scatter", "send");
+  return movement("tlc_scatter", me, type, [&]<class T>(Thread& t) {
+    const std::size_t sent = t.rank() == root ? blocks(t, count) : 0;
+    if (is_in_place(recv)) return t.scatter(in<T>(send, sent), tlc::in_place, root);
+    t.scatter(in<T>(send, sent), out<T>(recv, count), root);
+  });
+}
+
+tlc_status tlc_alltoall(tlc_participant* me, const void* send, void* recv, size_t count,
+                        tlc_datatype type) {
+  if (is_in_place(recv)) return reject_in_place(me, "tlc_alltoall", "recv");
+  return movement("tlc_alltoall", me, type, [&]<class T>(Thread& t) {
+    if (is_in_place(send)) return t.alltoall(out<T>(recv, blocks(t, count)));
+    t.alltoall(in<T>(send, count * static_cast<std::size_t>(t.size())),
+               out<T>(recv, blocks(t, count)));
+  });
+}
+
+tlc_status tlc_allgatherv(tlc_participant* me, const void* send, size_t send_count, void* recv,
+                          const size_t* counts, const size_t* displs, tlc_datatype type) {
+  if (is_in_place(recv)) return reject_in_place(me, "tlc_allgatherv", "recv");
+  return movement("tlc_allgatherv", me, type, [&]<class T>(Thread& t) {
+    const auto c = per_rank(counts, t), d = per_rank(displs, t);
+    if (is_in_place(send)) return t.allgatherv(out<T>(recv, extent(c, d)), c, d);
+    t.allgatherv(in<T>(send, send_count), out<T>(recv, extent(c, d)), c, d);
+  });
+}
+
+tlc_status tlc_gatherv(tlc_participant* me, const void* send, size_t send_count, void* recv,
+                       const size_t* counts, const size_t* displs, tlc_datatype type, int root) {
+  if (is_in_place(recv)) return reject_in_place(me, "tlc_gatherv", "recv");
+  return movement("tlc_gatherv", me, type, [&]<class T>(Thread& t) {
+    const bool at_root = t.rank() == root;
+    const auto c = at_root ? per_rank(counts, t) : std::span<const std::size_t>{};
+    const auto d = at_root ? per_rank(displs, t) : std::span<const std::size_t>{};
+    if (is_in_place(send)) return t.gatherv(tlc::in_place, out<T>(recv, extent(c, d)), c, d, root);
+    t.gatherv(in<T>(send, send_count), out<T>(recv, extent(c, d)), c, d, root);
+  });
+}
+
+tlc_status tlc_scatterv(tlc_participant* me, const void* send, const size_t* counts,
+                        const size_t* displs, void* recv, size_t recv_count, tlc_datatype type,
+                        int root) {
+  if (is_in_place(send)) return reject_in_place(me, "tlc_scatterv", "send");
+  return movement("tlc_scatterv", me, type, [&]<class T>(Thread& t) {
+    const bool at_root = t.rank() == root;
+    const auto c = at_root ? per_rank(counts, t) : std::span<const std::size_t>{};
+    const auto d = at_root ? per_rank(displs, t) : std::span<const std::size_t>{};
+    if (is_in_place(recv)) return t.scatterv(in<T>(send, extent(c, d)), c, d, tlc::in_place, root);
+    t.scatterv(in<T>(send, extent(c, d)), c, d, out<T>(recv, recv_count), root);
+  });
+}
+
+tlc_status tlc_alltoallv(tlc_participant* me, const void* send, const size_t* send_counts,
+                         const size_t* send_displs, void* recv, const size_t* recv_counts,
+                         const size_t* recv_displs, tlc_datatype type) {
+  if (is_in_place(send)) return reject_in_place(me, "tlc_alltoallv", "send");
+  if (is_in_place(recv)) return reject_in_place(me, "tlc_alltoallv", "recv");
+  return movement("tlc_alltoallv", me, type, [&]<class T>(Thread& t) {
+    const auto sc = per_rank(send_counts, t), sd = per_rank(send_displs, t);
+    const auto rc = per_rank(recv_counts, t), rd = per_rank(recv_displs, t);
+    t.alltoallv(in<T>(send, extent(sc, sd)), sc, sd, out<T>(recv, extent(rc, rd)), rc, rd);
+  });
+}
+
+}  // extern "C"
