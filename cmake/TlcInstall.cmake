@@ -1,6 +1,8 @@
 # Installation and the exported CMake package.
 #
 #   <prefix>/include/tlc/*.hpp, tlc.h          public headers (C++ and the C interface)
+#   <prefix>/include/tlc.mod                   the Fortran module (TLC_FORTRAN), with
+#   <prefix>/lib/libtlc_fortran.a              its library (exported as tlc::tlc_fortran)
 #   <prefix>/lib/libtlc.a                      the library (exported as tlc::tlc)
 #   <prefix>/bin/tlc-info                      machine / team report tool
 #   <prefix>/lib/cmake/tlc/tlcConfig.cmake     find_package(tlc) entry point; re-finds the
@@ -39,6 +41,26 @@ install(TARGETS tlc
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT tlc_development
         LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT tlc_runtime
         RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT tlc_runtime)
+
+# The Fortran module: its own export file, which tlcConfig.cmake includes when present, so that
+# the C++ package does not change for consumers without Fortran. The .mod file goes next to the
+# headers (-I<prefix>/include finds both); it is specific to the compiler that built it.
+if(TARGET tlc_fortran)
+  install(TARGETS tlc_fortran
+          EXPORT tlcFortranTargets
+          ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT tlc_development
+          LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT tlc_runtime)
+  get_target_property(_tlc_module_dir tlc_fortran Fortran_MODULE_DIRECTORY)
+  install(FILES "${_tlc_module_dir}/tlc.mod"
+          DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+          COMPONENT tlc_development)
+  unset(_tlc_module_dir)
+  install(EXPORT tlcFortranTargets
+          NAMESPACE tlc::
+          FILE tlcFortranTargets.cmake
+          DESTINATION "${TLC_INSTALL_CMAKEDIR}"
+          COMPONENT tlc_development)
+endif()
 
 if(TARGET tlc-info)
   install(TARGETS tlc-info RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT tlc_runtime)

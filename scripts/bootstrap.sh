@@ -57,7 +57,7 @@ log() { printf 'bootstrap: %s\n' "$*"; }
 
 # --- 1. packages ------------------------------------------------------------------------------
 packages=(build-essential cmake pkg-config libmpich-dev mpich libtbb-dev libhwloc-dev hwloc
-          libgtest-dev)
+          libgtest-dev gfortran)
 # The main job's plot.
 if [[ "$mode" == bench ]]; then
   packages+=(gnuplot-nox)

@@ -1,0 +1,508 @@
+! The Fortran 2008 module of tlc (`use tlc`), on top of the C interface (include/tlc/tlc.h).
+!
+! Buffers are assumed-type, assumed-rank (`type(*), dimension(..)`): one procedure serves every
+! integer, real, complex and logical kind and every rank, scalars included; other types
+! (character, derived types) are moved as bytes by the collectives that do not reduce.
+! Non-contiguous array sections are copied in and out by the compiler. The C half that reads
+! the descriptors is tlc_fortran.c.
+!
+! Errors: every procedure that can fail takes an optional `ierr` (TLC_SUCCESS or a TLC_ERR_*
+! code; tlc_error_message() says more). Without it, an error prints the message and stops the
+! program, as MPI's default error handler does.
+!
+! Ranks, roots and local indices count from 0, as in MPI.
+module tlc
+  use, intrinsic :: iso_c_binding
+  use, intrinsic :: iso_fortran_env, only: error_unit
+  implicit none
+  private
+
+  type, public :: tlc_team
+    type(c_ptr) :: handle = c_null_ptr
+  end type tlc_team
+
+  type, public :: tlc_participant
+    type(c_ptr) :: handle = c_null_ptr
+  end type tlc_participant
+
+  integer(c_int), parameter, public :: TLC_SUCCESS = 0, TLC_ERR_INVALID_ARGUMENT = 1, &
+    TLC_ERR_MISMATCH = 2, TLC_ERR_MPI = 3, TLC_ERR_TOPOLOGY = 4, TLC_ERR_TIMEOUT = 5, &
+    TLC_ERR_ABORTED = 6, TLC_ERR_UNSUPPORTED = 7, TLC_ERR_NO_MEMORY = 8, TLC_ERR_INTERNAL = 9
+
+  integer(c_int), parameter, public :: TLC_SUM = 1, TLC_PROD = 2, TLC_MIN = 3, TLC_MAX = 4, &
+    TLC_BAND = 5, TLC_BOR = 6, TLC_BXOR = 7, TLC_LAND = 8, TLC_LOR = 9
+
+  ! Passed as the send buffer (the receive buffer of tlc_scatter at the root) for the in-place
+  ! forms, as MPI_IN_PLACE is.
+  integer(c_int), bind(c, name="tlc_fortran_in_place"), public :: TLC_IN_PLACE
+
+  ! A user op: out(i) = a(i) op b(i) for i = 1..count, a holding lower ranks than b; out is the
+  ! same memory as a or b. Use c_f_pointer to see the elements.
+  abstract interface
+    subroutine tlc_user_function(a, b, out, count, user_data) bind(c)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: a, b, out
+      integer(c_size_t), value :: count
+      type(c_ptr), value :: user_data
+    end subroutine tlc_user_function
+    ! The body of tlc_team_run: me is the participant (wrap it as tlc_participant(me)).
+    subroutine tlc_body(me, user_data) bind(c)
+      import :: c_ptr
+      type(c_ptr), value :: me, user_data
+    end subroutine tlc_body
+  end interface
+
+  public :: tlc_user_function, tlc_body
+  public :: tlc_init, tlc_finalize, tlc_error_message
+  public :: tlc_team_create, tlc_team_free, tlc_team_run, tlc_team_attach, tlc_team_detach
+  public :: tlc_team_threads, tlc_team_size, tlc_team_process, tlc_team_processes
+  public :: tlc_rank, tlc_size, tlc_local_index, tlc_threads, tlc_process, tlc_processes
+  public :: tlc_op_create, tlc_op_free
+  public :: tlc_barrier, tlc_bcast, tlc_reduce, tlc_allreduce, tlc_scan, tlc_exscan
+  public :: tlc_reduce_scatter_block, tlc_allgather, tlc_gather, tlc_scatter, tlc_alltoall
+
+  ! Mirrors tlc_team_options of tlc.h, field by field.
+  type, bind(c) :: c_team_options
+    integer(c_int) :: threads, threads_per_numa, lanes, threads_per_rail, pin, reproducible
+    real(c_double) :: timeout_seconds
+    type(c_ptr) :: timeout_action
+    integer(c_size_t) :: pipeline_chunk_bytes
+    type(c_ptr) :: algorithms, fallback, leaders
+    integer(c_int) :: check, stats
+    type(c_ptr) :: tuning_file
+  end type c_team_options
+
+  interface
+    function c_init(argc, argv) bind(c, name="tlc_init") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: argc, argv
+      integer(c_int) :: status
+    end function c_init
+    function c_finalize() bind(c, name="tlc_finalize") result(status)
+      import :: c_int
+      integer(c_int) :: status
+    end function c_finalize
+    function c_error_message() bind(c, name="tlc_error_message") result(message)
+      import :: c_ptr
+      type(c_ptr) :: message
+    end function c_error_message
+    function c_strlen(s) bind(c, name="strlen") result(n)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: s
+      integer(c_size_t) :: n
+    end function c_strlen
+    subroutine c_team_options_init(options) bind(c, name="tlc_team_options_init")
+      import :: c_team_options
+      type(c_team_options), intent(out) :: options
+    end subroutine c_team_options_init
+    function c_team_create(has_comm, comm, options, team) bind(c, name="tlc_f_team_create") &
+        result(status)
+      import :: c_int, c_ptr, c_team_options
+      integer(c_int), value :: has_comm, comm
+      type(c_team_options), intent(in) :: options
+      type(c_ptr), intent(out) :: team
+      integer(c_int) :: status
+    end function c_team_create
+    function c_team_free(team) bind(c, name="tlc_team_free") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), intent(inout) :: team
+      integer(c_int) :: status
+    end function c_team_free
+    function c_team_run(team, body, user_data) bind(c, name="tlc_team_run") result(status)
+      import :: c_ptr, c_funptr, c_int
+      type(c_ptr), value :: team, user_data
+      type(c_funptr), value :: body
+      integer(c_int) :: status
+    end function c_team_run
+    function c_team_attach(team, local_index, me) bind(c, name="tlc_team_attach") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: team
+      integer(c_int), value :: local_index
+      type(c_ptr), intent(out) :: me
+      integer(c_int) :: status
+    end function c_team_attach
+    function c_team_detach(me) bind(c, name="tlc_team_detach") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), intent(inout) :: me
+      integer(c_int) :: status
+    end function c_team_detach
+    function c_team_fact(team) bind(c) result(n)  ! the shape of tlc_team_threads & co.
+      import :: c_ptr, c_int
+      type(c_ptr), value :: team
+      integer(c_int) :: n
+    end function c_team_fact
+    function c_op_create(fn, user_data, commutative, op) bind(c, name="tlc_op_create") &
+        result(status)
+      import :: c_funptr, c_ptr, c_int
+      type(c_funptr), value :: fn
+      type(c_ptr), value :: user_data
+      integer(c_int), value :: commutative
+      integer(c_int), intent(out) :: op
+      integer(c_int) :: status
+    end function c_op_create
+    function c_op_free(op) bind(c, name="tlc_op_free") result(status)
+      import :: c_int
+      integer(c_int), intent(inout) :: op
+      integer(c_int) :: status
+    end function c_op_free
+    function c_barrier(me) bind(c, name="tlc_barrier") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      integer(c_int) :: status
+    end function c_barrier
+    function c_bcast(me, buf, root) bind(c, name="tlc_f_bcast") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(inout) :: buf
+      integer(c_int), value :: root
+      integer(c_int) :: status
+    end function c_bcast
+    ! allreduce, scan, exscan, reduce_scatter_block
+    function c_reduction(me, send, recv, op) bind(c) result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in) :: send
+      type(*), dimension(..), intent(inout) :: recv
+      integer(c_int), value :: op
+      integer(c_int) :: status
+    end function c_reduction
+    function c_reduce(me, send, recv, op, root) bind(c, name="tlc_f_reduce") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in) :: send
+      type(*), dimension(..), intent(inout) :: recv
+      integer(c_int), value :: op, root
+      integer(c_int) :: status
+    end function c_reduce
+    ! allgather, alltoall
+    function c_movement(me, send, recv) bind(c) result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in) :: send
+      type(*), dimension(..), intent(inout) :: recv
+      integer(c_int) :: status
+    end function c_movement
+    ! gather, scatter
+    function c_rooted(me, send, recv, root) bind(c) result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in) :: send
+      type(*), dimension(..), intent(inout) :: recv
+      integer(c_int), value :: root
+      integer(c_int) :: status
+    end function c_rooted
+  end interface
+
+  ! The C functions of one shape, by name.
+  procedure(c_team_fact), bind(c, name="tlc_team_threads") :: c_team_threads
+  procedure(c_team_fact), bind(c, name="tlc_team_size") :: c_team_size
+  procedure(c_team_fact), bind(c, name="tlc_team_process") :: c_team_process
+  procedure(c_team_fact), bind(c, name="tlc_team_processes") :: c_team_processes
+  procedure(c_team_fact), bind(c, name="tlc_rank") :: c_rank
+  procedure(c_team_fact), bind(c, name="tlc_size") :: c_size
+  procedure(c_team_fact), bind(c, name="tlc_local_index") :: c_local_index
+  procedure(c_team_fact), bind(c, name="tlc_threads") :: c_threads
+  procedure(c_team_fact), bind(c, name="tlc_process") :: c_process
+  procedure(c_team_fact), bind(c, name="tlc_processes") :: c_processes
+  procedure(c_reduction), bind(c, name="tlc_f_allreduce") :: c_allreduce
+  procedure(c_reduction), bind(c, name="tlc_f_scan") :: c_scan
+  procedure(c_reduction), bind(c, name="tlc_f_exscan") :: c_exscan
+  procedure(c_reduction), bind(c, name="tlc_f_reduce_scatter_block") :: c_reduce_scatter_block
+  procedure(c_movement), bind(c, name="tlc_f_allgather") :: c_allgather
+  procedure(c_movement), bind(c, name="tlc_f_alltoall") :: c_alltoall
+  procedure(c_rooted), bind(c, name="tlc_f_gather") :: c_gather
+  procedure(c_rooted), bind(c, name="tlc_f_scatter") :: c_scatter
+
+contains
+
+  ! The message of the most recent failed call on the calling thread.
+  function tlc_error_message() result(message)
+    character(len=:), allocatable :: message
+    type(c_ptr) :: text
+    character(kind=c_char), pointer :: chars(:)
+    integer :: i, n
+    text = c_error_message()
+    n = int(c_strlen(text))
+    call c_f_pointer(text, chars, [n])
+    allocate (character(len=n) :: message)
+    do i = 1, n
+      message(i:i) = chars(i)
+    end do
+  end function tlc_error_message
+
+  ! The one place that turns a status into ierr, or into a stop when ierr is absent.
+  subroutine finish(status, where, ierr)
+    integer(c_int), intent(in) :: status
+    character(len=*), intent(in) :: where
+    integer, intent(out), optional :: ierr
+    if (present(ierr)) then
+      ierr = int(status)
+    else if (status /= TLC_SUCCESS) then
+      write (error_unit, '(a)') 'tlc: '//where//' failed: '//tlc_error_message()
+      error stop 1
+    end if
+  end subroutine finish
+
+  ! A NUL-terminated copy of a Fortran string, for the C interface.
+  function c_string(text) result(chars)
+    character(len=*), intent(in) :: text
+    character(kind=c_char), allocatable :: chars(:)
+    integer :: i
+    allocate (chars(len(text) + 1))
+    do i = 1, len(text)
+      chars(i) = text(i:i)
+    end do
+    chars(len(text) + 1) = c_null_char
+  end function c_string
+
+  ! MPI_Init_thread(MPI_THREAD_MULTIPLE), or adopts an MPI the program initialised.
+  subroutine tlc_init(ierr)
+    integer, intent(out), optional :: ierr
+    call finish(c_init(c_null_ptr, c_null_ptr), 'tlc_init', ierr)
+  end subroutine tlc_init
+
+  subroutine tlc_finalize(ierr)
+    integer, intent(out), optional :: ierr
+    call finish(c_finalize(), 'tlc_finalize', ierr)
+  end subroutine tlc_finalize
+
+  ! Collective over comm (a Fortran MPI handle, e.g. MPI_COMM_WORLD or comm%mpi_val; default
+  ! MPI_COMM_WORLD). Options left out take their defaults (and the TLC_* variables).
+  subroutine tlc_team_create(team, comm, threads, lanes, pin, timeout_seconds, algorithms, ierr)
+    type(tlc_team), intent(out) :: team
+    integer, intent(in), optional :: comm, threads, lanes
+    logical, intent(in), optional :: pin
+    real(c_double), intent(in), optional :: timeout_seconds
+    character(len=*), intent(in), optional :: algorithms
+    integer, intent(out), optional :: ierr
+    type(c_team_options) :: options
+    character(kind=c_char), allocatable, target :: algorithms_c(:)
+    integer(c_int) :: has_comm, comm_c
+    call c_team_options_init(options)
+    if (present(threads)) options%threads = int(threads, c_int)
+    if (present(lanes)) options%lanes = int(lanes, c_int)
+    if (present(pin)) options%pin = merge(1_c_int, 0_c_int, pin)
+    if (present(timeout_seconds)) options%timeout_seconds = timeout_seconds
+    if (present(algorithms)) then
+      algorithms_c = c_string(algorithms)
+      options%algorithms = c_loc(algorithms_c)
+    end if
+    has_comm = merge(1_c_int, 0_c_int, present(comm))
+    comm_c = 0
+    if (present(comm)) comm_c = int(comm, c_int)
+    call finish(c_team_create(has_comm, comm_c, options, team%handle), 'tlc_team_create', ierr)
+  end subroutine tlc_team_create
+
+  subroutine tlc_team_free(team, ierr)
+    type(tlc_team), intent(inout) :: team
+    integer, intent(out), optional :: ierr
+    call finish(c_team_free(team%handle), 'tlc_team_free', ierr)
+  end subroutine tlc_team_free
+
+  ! Runs body(me, user_data) on each of the team's own threads and waits for them.
+  subroutine tlc_team_run(team, body, user_data, ierr)
+    type(tlc_team), intent(in) :: team
+    procedure(tlc_body) :: body
+    type(c_ptr), intent(in), optional :: user_data
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: data
+    data = c_null_ptr
+    if (present(user_data)) data = user_data
+    call finish(c_team_run(team%handle, c_funloc(body), data), 'tlc_team_run', ierr)
+  end subroutine tlc_team_run
+
+  ! The calling thread (e.g. of an OpenMP region) becomes participant local_index of the team.
+  subroutine tlc_team_attach(team, local_index, me, ierr)
+    type(tlc_team), intent(in) :: team
+    integer, intent(in) :: local_index
+    type(tlc_participant), intent(out) :: me
+    integer, intent(out), optional :: ierr
+    call finish(c_team_attach(team%handle, int(local_index, c_int), me%handle), &
+                'tlc_team_attach', ierr)
+  end subroutine tlc_team_attach
+
+  subroutine tlc_team_detach(me, ierr)
+    type(tlc_participant), intent(inout) :: me
+    integer, intent(out), optional :: ierr
+    call finish(c_team_detach(me%handle), 'tlc_team_detach', ierr)
+  end subroutine tlc_team_detach
+
+  integer function tlc_team_threads(team)
+    type(tlc_team), intent(in) :: team
+    tlc_team_threads = c_team_threads(team%handle)
+  end function tlc_team_threads
+  integer function tlc_team_size(team)
+    type(tlc_team), intent(in) :: team
+    tlc_team_size = c_team_size(team%handle)
+  end function tlc_team_size
+  integer function tlc_team_process(team)
+    type(tlc_team), intent(in) :: team
+    tlc_team_process = c_team_process(team%handle)
+  end function tlc_team_process
+  integer function tlc_team_processes(team)
+    type(tlc_team), intent(in) :: team
+    tlc_team_processes = c_team_processes(team%handle)
+  end function tlc_team_processes
+
+  integer function tlc_rank(me)
+    type(tlc_participant), intent(in) :: me
+    tlc_rank = c_rank(me%handle)
+  end function tlc_rank
+  integer function tlc_size(me)
+    type(tlc_participant), intent(in) :: me
+    tlc_size = c_size(me%handle)
+  end function tlc_size
+  integer function tlc_local_index(me)
+    type(tlc_participant), intent(in) :: me
+    tlc_local_index = c_local_index(me%handle)
+  end function tlc_local_index
+  integer function tlc_threads(me)
+    type(tlc_participant), intent(in) :: me
+    tlc_threads = c_threads(me%handle)
+  end function tlc_threads
+  integer function tlc_process(me)
+    type(tlc_participant), intent(in) :: me
+    tlc_process = c_process(me%handle)
+  end function tlc_process
+  integer function tlc_processes(me)
+    type(tlc_participant), intent(in) :: me
+    tlc_processes = c_processes(me%handle)
+  end function tlc_processes
+
+  ! Registers a user op (usable with every type); ranks are combined in rank order unless
+  ! commutative is .true.
+  subroutine tlc_op_create(fn, commutative, op, user_data, ierr)
+    procedure(tlc_user_function) :: fn
+    logical, intent(in) :: commutative
+    integer, intent(out) :: op
+    type(c_ptr), intent(in), optional :: user_data
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: handle, status
+    type(c_ptr) :: data
+    data = c_null_ptr
+    if (present(user_data)) data = user_data
+    handle = 0
+    status = c_op_create(c_funloc(fn), data, merge(1_c_int, 0_c_int, commutative), handle)
+    op = int(handle)
+    call finish(status, 'tlc_op_create', ierr)
+  end subroutine tlc_op_create
+
+  subroutine tlc_op_free(op, ierr)
+    integer, intent(inout) :: op
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: handle, status
+    handle = int(op, c_int)
+    status = c_op_free(handle)
+    op = int(handle)
+    call finish(status, 'tlc_op_free', ierr)
+  end subroutine tlc_op_free
+
+  subroutine tlc_barrier(me, ierr)
+    type(tlc_participant), intent(in) :: me
+    integer, intent(out), optional :: ierr
+    call finish(c_barrier(me%handle), 'tlc_barrier', ierr)
+  end subroutine tlc_barrier
+
+  ! buffer of root is copied into buffer of every rank.
+  subroutine tlc_bcast(me, buffer, root, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(inout) :: buffer
+    integer, intent(in) :: root
+    integer, intent(out), optional :: ierr
+    call finish(c_bcast(me%handle, buffer, int(root, c_int)), 'tlc_bcast', ierr)
+  end subroutine tlc_bcast
+
+  ! recv of root = op over all ranks of send (send may be TLC_IN_PLACE: the contribution is in
+  ! recv). recv is not used at other ranks.
+  subroutine tlc_reduce(me, send, recv, op, root, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(in) :: send
+    type(*), dimension(..), contiguous, intent(inout) :: recv
+    integer, intent(in) :: op, root
+    integer, intent(out), optional :: ierr
+    call finish(c_reduce(me%handle, send, recv, int(op, c_int), int(root, c_int)), &
+                'tlc_reduce', ierr)
+  end subroutine tlc_reduce
+
+  ! recv = op over all ranks of send, element by element (send may be TLC_IN_PLACE).
+  subroutine tlc_allreduce(me, send, recv, op, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(in) :: send
+    type(*), dimension(..), contiguous, intent(inout) :: recv
+    integer, intent(in) :: op
+    integer, intent(out), optional :: ierr
+    call finish(c_allreduce(me%handle, send, recv, int(op, c_int)), 'tlc_allreduce', ierr)
+  end subroutine tlc_allreduce
+
+  ! recv of rank r = op over ranks 0..r of send (send may be TLC_IN_PLACE).
+  subroutine tlc_scan(me, send, recv, op, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(in) :: send
+    type(*), dimension(..), contiguous, intent(inout) :: recv
+    integer, intent(in) :: op
+    integer, intent(out), optional :: ierr
+    call finish(c_scan(me%handle, send, recv, int(op, c_int)), 'tlc_scan', ierr)
+  end subroutine tlc_scan
+
+  ! recv of rank r = op over ranks 0..r-1 of send; rank 0's recv is left untouched.
+  subroutine tlc_exscan(me, send, recv, op, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(in) :: send
+    type(*), dimension(..), contiguous, intent(inout) :: recv
+    integer, intent(in) :: op
+    integer, intent(out), optional :: ierr
+    call finish(c_exscan(me%handle, send, recv, int(op, c_int)), 'tlc_exscan', ierr)
+  end subroutine tlc_exscan
+
+  ! recv of rank r = block r (size(recv) elements) of the reduction of all send buffers
+  ! (size * size(recv) elements each). In place: recv holds the inputs, the result lands first.
+  subroutine tlc_reduce_scatter_block(me, send, recv, op, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(in) :: send
+    type(*), dimension(..), contiguous, intent(inout) :: recv
+    integer, intent(in) :: op
+    integer, intent(out), optional :: ierr
+    call finish(c_reduce_scatter_block(me%handle, send, recv, int(op, c_int)), &
+                'tlc_reduce_scatter_block', ierr)
+  end subroutine tlc_reduce_scatter_block
+
+  ! recv (size * size(send) elements) = the send buffers of all ranks in rank order.
+  subroutine tlc_allgather(me, send, recv, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(in) :: send
+    type(*), dimension(..), contiguous, intent(inout) :: recv
+    integer, intent(out), optional :: ierr
+    call finish(c_allgather(me%handle, send, recv), 'tlc_allgather', ierr)
+  end subroutine tlc_allgather
+
+  ! recv of root = the send buffers of all ranks in rank order; recv is not used elsewhere.
+  subroutine tlc_gather(me, send, recv, root, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(in) :: send
+    type(*), dimension(..), contiguous, intent(inout) :: recv
+    integer, intent(in) :: root
+    integer, intent(out), optional :: ierr
+    call finish(c_gather(me%handle, send, recv, int(root, c_int)), 'tlc_gather', ierr)
+  end subroutine tlc_gather
+
+  ! recv of rank r = block r of the root's send (size * size(recv) elements); send is not used
+  ! elsewhere. At the root, recv may be TLC_IN_PLACE.
+  subroutine tlc_scatter(me, send, recv, root, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(in) :: send
+    type(*), dimension(..), contiguous, intent(inout) :: recv
+    integer, intent(in) :: root
+    integer, intent(out), optional :: ierr
+    call finish(c_scatter(me%handle, send, recv, int(root, c_int)), 'tlc_scatter', ierr)
+  end subroutine tlc_scatter
+
+  ! Block j of rank i's send goes to block i of rank j's recv; both hold size * n elements.
+  subroutine tlc_alltoall(me, send, recv, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(in) :: send
+    type(*), dimension(..), contiguous, intent(inout) :: recv
+    integer, intent(out), optional :: ierr
+    call finish(c_alltoall(me%handle, send, recv), 'tlc_alltoall', ierr)
+  end subroutine tlc_alltoall
+
+end module tlc

@@ -1,0 +1,275 @@
+/* The C half of the Fortran module (tlc.f90): reads the Fortran descriptors of assumed-type,
+ * assumed-rank arguments (ISO_Fortran_binding.h) and calls the C interface (tlc/tlc.h). One
+ * procedure per collective thereby serves every kind and rank. A buffer this layer cannot
+ * translate, or sizes that do not fit the collective, are rejected through tlc_reject, so the
+ * other threads are not left waiting. */
+#include <ISO_Fortran_binding.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <tlc/tlc.h>
+
+/* TLC_IN_PLACE of the Fortran module: a variable whose address marks the in-place forms. */
+int tlc_fortran_in_place = 0;
+
+typedef struct buffer {
+  void* data;
+  size_t count; /* elements of type */
+  tlc_datatype type;
+  bool in_place;
+  bool as_bytes; /* a type tlc has no element type for, moved as bytes */
+} buffer;
+
+typedef struct failure {
+  char message[256];
+} failure;
+
+/* Reads d into b; false (and a message) for a buffer that cannot be passed on. */
+static bool read_buffer(const CFI_cdesc_t* d, const char* function, const char* name, buffer* b,
+                        failure* f) {
+  b->data = d->base_addr;
+  b->in_place = d->base_addr == &tlc_fortran_in_place;
+  b->as_bytes = false;
+  b->type = TLC_BYTE; /* replaced below; stays for TLC_IN_PLACE, which has no type */
+  b->count = 1;
+  for (int i = 0; i < d->rank; ++i) b->count *= (size_t)d->dim[i].extent;
+  if (b->in_place) return true;
+  if (!CFI_is_contiguous(d)) {
+    snprintf(f->message, sizeof f->message, "%s: %s is not contiguous", function, name);
+    return false;
+  }
+  switch (d->type) {
+    case CFI_type_int8_t:
+      b->type = TLC_INT8;
+      return true;
+    case CFI_type_int16_t:
+      b->type = TLC_INT16;
+      return true;
+    case CFI_type_int32_t:
+      b->type = TLC_INT32;
+      return true;
+    case CFI_type_int64_t:
+      b->type = TLC_INT64;
+      return true;
+    case CFI_type_float:
+      b->type = TLC_FLOAT;
+      return true;
+    case CFI_type_double:
+      b->type = TLC_DOUBLE;
+      return true;
+    case CFI_type_float_Complex:
+      b->type = TLC_FLOAT_COMPLEX;
+      return true;
+    case CFI_type_double_Complex:
+      b->type = TLC_DOUBLE_COMPLEX;
+      return true;
+    case CFI_type_Bool:
+      b->type = TLC_BOOL;
+      return true;
+    default:
+      break;
+  }
+  /* Default logicals are integers holding 0 or 1 to C: TLC_LAND and TLC_LOR work on them. */
+  if ((d->type & CFI_type_mask) == CFI_type_Logical && (d->elem_len == 4 || d->elem_len == 8)) {
+    b->type = d->elem_len == 4 ? TLC_INT32 : TLC_INT64;
+    return true;
+  }
+  /* Anything else (character, derived types, other kinds) moves as bytes. */
+  b->type = TLC_BYTE;
+  b->count *= d->elem_len;
+  b->as_bytes = true;
+  return true;
+}
+
+static int reject(tlc_participant* me, const failure* f) { return tlc_reject(me, f->message); }
+
+/* Both buffers readable, of one element type; for reductions, one tlc can combine. */
+static bool read_pair(const CFI_cdesc_t* send, const CFI_cdesc_t* recv, const char* function,
+                      bool reduction, buffer* s, buffer* r, failure* f) {
+  if (!read_buffer(send, function, "send", s, f) || !read_buffer(recv, function, "recv", r, f))
+    return false;
+  if (!s->in_place && !r->in_place && s->type != r->type) {
+    snprintf(f->message, sizeof f->message,
+             "%s: send and recv have different types (Fortran type codes %d and %d)", function,
+             (int)send->type, (int)recv->type);
+    return false;
+  }
+  const CFI_cdesc_t* typed = s->in_place ? recv : send;
+  if (reduction && (s->in_place ? r : s)->as_bytes) {
+    snprintf(f->message, sizeof f->message,
+             "%s: tlc cannot reduce this Fortran type (type code %d, %zu bytes an element); "
+             "integer, real, complex and logical kinds it can",
+             function, (int)typed->type, (size_t)typed->elem_len);
+    return false;
+  }
+  return true;
+}
+
+static bool sizes_fail(failure* f, const char* function, const char* what, size_t got,
+                       size_t expected) {
+  snprintf(f->message, sizeof f->message, "%s: %s holds %zu elements, expected %zu", function, what,
+           got, expected);
+  return true;
+}
+
+int tlc_f_team_create(int has_comm, MPI_Fint comm, const tlc_team_options* options,
+                      tlc_team** team) {
+  return tlc_team_create(has_comm ? MPI_Comm_f2c(comm) : MPI_COMM_WORLD, options, team);
+}
+
+int tlc_f_bcast(tlc_participant* me, CFI_cdesc_t* buf, int root) {
+  buffer b;
+  failure f;
+  if (!read_buffer(buf, "tlc_bcast", "buffer", &b, &f) ||
+      (b.in_place && sizes_fail(&f, "tlc_bcast", "TLC_IN_PLACE", 0, 0)))
+    return reject(me, &f);
+  return tlc_bcast(me, b.data, b.count, b.type, root);
+}
+
+/* allreduce, scan and exscan: the same shape. */
+typedef tlc_status (*elementwise_fn)(tlc_participant*, const void*, void*, size_t, tlc_datatype,
+                                     tlc_op);
+static int elementwise(elementwise_fn call, const char* function, tlc_participant* me,
+                       CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
+  buffer s, r;
+  failure f;
+  if (!read_pair(send, recv, function, true, &s, &r, &f) ||
+      (r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, s.count)) ||
+      (!s.in_place && s.count != r.count && sizes_fail(&f, function, "recv", r.count, s.count)))
+    return reject(me, &f);
+  return call(me, s.in_place ? TLC_IN_PLACE : s.data, r.data, r.count, r.type, op);
+}
+
+int tlc_f_allreduce(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
+  return elementwise(tlc_allreduce, "tlc_allreduce", me, send, recv, op);
+}
+int tlc_f_scan(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
+  return elementwise(tlc_scan, "tlc_scan", me, send, recv, op);
+}
+int tlc_f_exscan(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
+  return elementwise(tlc_exscan, "tlc_exscan", me, send, recv, op);
+}
+
+int tlc_f_reduce(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int root) {
+  const char* function = "tlc_reduce";
+  const bool at_root = tlc_rank(me) == root;
+  buffer s, r;
+  failure f;
+  if (!read_pair(send, recv, function, true, &s, &r, &f)) return reject(me, &f);
+  if (s.in_place) return tlc_reduce(me, TLC_IN_PLACE, r.data, r.count, r.type, op, root);
+  if (at_root && (r.in_place || s.count != r.count)) {
+    sizes_fail(&f, function, "the root's recv", r.in_place ? 0 : r.count, s.count);
+    return reject(me, &f);
+  }
+  return tlc_reduce(me, s.data, at_root ? r.data : NULL, s.count, s.type, op, root);
+}
+
+int tlc_f_reduce_scatter_block(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
+  const char* function = "tlc_reduce_scatter_block";
+  const size_t size = (size_t)tlc_size(me);
+  buffer s, r;
+  failure f;
+  if (!read_pair(send, recv, function, true, &s, &r, &f) ||
+      (r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, 0)))
+    return reject(me, &f);
+  if (s.in_place) {
+    if (r.count % size != 0) {
+      sizes_fail(&f, function, "recv (in place)", r.count, (r.count / size + 1) * size);
+      return reject(me, &f);
+    }
+    return tlc_reduce_scatter_block(me, TLC_IN_PLACE, r.data, r.count / size, r.type, op);
+  }
+  if (s.count != size * r.count) {
+    sizes_fail(&f, function, "send", s.count, size * r.count);
+    return reject(me, &f);
+  }
+  return tlc_reduce_scatter_block(me, s.data, r.data, r.count, r.type, op);
+}
+
+int tlc_f_allgather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv) {
+  const char* function = "tlc_allgather";
+  const size_t size = (size_t)tlc_size(me);
+  buffer s, r;
+  failure f;
+  if (!read_pair(send, recv, function, false, &s, &r, &f) ||
+      (r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, 0)))
+    return reject(me, &f);
+  const size_t count = s.in_place ? r.count / size : s.count;
+  if (r.count != size * count) {
+    sizes_fail(&f, function, "recv", r.count, size * count);
+    return reject(me, &f);
+  }
+  return tlc_allgather(me, s.in_place ? TLC_IN_PLACE : s.data, r.data, count, r.type);
+}
+
+int tlc_f_gather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root) {
+  const char* function = "tlc_gather";
+  const size_t size = (size_t)tlc_size(me);
+  const bool at_root = tlc_rank(me) == root;
+  buffer s, r;
+  failure f;
+  if (!read_pair(send, recv, function, false, &s, &r, &f) ||
+      (at_root && r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, 0)))
+    return reject(me, &f);
+  if (!at_root) {
+    if (s.in_place) {
+      snprintf(f.message, sizeof f.message, "%s: TLC_IN_PLACE at a rank other than the root",
+               function);
+      return reject(me, &f);
+    }
+    return tlc_gather(me, s.data, NULL, s.count, s.type, root);
+  }
+  const size_t count = s.in_place ? r.count / size : s.count;
+  if (r.count != size * count) {
+    sizes_fail(&f, function, "the root's recv", r.count, size * count);
+    return reject(me, &f);
+  }
+  return tlc_gather(me, s.in_place ? TLC_IN_PLACE : s.data, r.data, count, r.type, root);
+}
+
+int tlc_f_scatter(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root) {
+  const char* function = "tlc_scatter";
+  const size_t size = (size_t)tlc_size(me);
+  const bool at_root = tlc_rank(me) == root;
+  buffer s, r;
+  failure f;
+  if (!read_buffer(send, function, "send", &s, &f) || !read_buffer(recv, function, "recv", &r, &f))
+    return reject(me, &f);
+  if (!at_root) {
+    if (r.in_place) {
+      snprintf(f.message, sizeof f.message, "%s: TLC_IN_PLACE at a rank other than the root",
+               function);
+      return reject(me, &f);
+    }
+    return tlc_scatter(me, NULL, r.data, r.count, r.type, root);
+  }
+  if (s.in_place) {
+    snprintf(f.message, sizeof f.message, "%s: send cannot be TLC_IN_PLACE", function);
+    return reject(me, &f);
+  }
+  if (!r.in_place && s.type != r.type) {
+    snprintf(f.message, sizeof f.message, "%s: send and recv have different types", function);
+    return reject(me, &f);
+  }
+  const size_t count = r.in_place ? s.count / size : r.count;
+  if (s.count != size * count) {
+    sizes_fail(&f, function, "the root's send", s.count, size * count);
+    return reject(me, &f);
+  }
+  return tlc_scatter(me, s.data, r.in_place ? TLC_IN_PLACE : r.data, count, s.type, root);
+}
+
+int tlc_f_alltoall(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv) {
+  const char* function = "tlc_alltoall";
+  const size_t size = (size_t)tlc_size(me);
+  buffer s, r;
+  failure f;
+  if (!read_pair(send, recv, function, false, &s, &r, &f) ||
+      (r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, 0)))
+    return reject(me, &f);
+  if ((!s.in_place && s.count != r.count) || r.count % size != 0) {
+    sizes_fail(&f, function, "recv", r.count, s.in_place ? (r.count / size + 1) * size : s.count);
+    return reject(me, &f);
+  }
+  return tlc_alltoall(me, s.in_place ? TLC_IN_PLACE : s.data, r.data, r.count / size, r.type);
+}
