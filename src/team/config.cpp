@@ -51,9 +51,10 @@ std::optional<bool> env_switch(const char* name) {
               std::string("tlc: ") + name + "='" + v + "' is not 0/1/on/off");
 }
 
-bool node_is_process_variable() {
+std::optional<bool> node_is_process_variable() {
   const char* text = variable("TLC_NODE");
-  if (!text || std::string(text) == "node") return false;
+  if (!text) return std::nullopt;
+  if (std::string(text) == "node") return false;
   if (std::string(text) == "process") return true;
   throw Error(Errc::invalid_argument,
               std::string("tlc: TLC_NODE='") + text + "' (expected 'node' or 'process')");

@@ -14,11 +14,14 @@
 namespace tlc::detail {
 
 struct Config {
-  PlacementRequest placement;       // TLC_THREADS, TLC_LANES (pin is decided with the topology)
-  std::optional<bool> pin;          // TLC_PIN; unset: pin when every thread fits on a PU
-  bool node_is_process = false;     // TLC_NODE=process
-  double timeout_seconds = 0;       // TLC_TIMEOUT; 0: wait forever
-  bool timeout_aborts_job = false;  // TLC_TIMEOUT_ACTION=abort: MPI_Abort instead of Error
+  PlacementRequest placement;  // TLC_THREADS, TLC_LANES (pin is decided with the topology)
+  std::optional<bool> pin;     // TLC_PIN; unset: pin when every thread fits on a PU
+  // TLC_NODE: true for 'process', false for 'node'; unset: found out (several processes on a
+  // node make each a node of its own, said once on stderr).
+  std::optional<bool> node_is_process;
+  int region_threads = 0;                // TeamOptions::region_threads
+  double timeout_seconds = 0;            // TLC_TIMEOUT; 0: wait forever
+  bool timeout_aborts_job = false;       // TLC_TIMEOUT_ACTION=abort: MPI_Abort instead of Error
   std::size_t pipeline_chunk_asked = 0;  // TLC_PIPELINE_CHUNK; 0: not asked for
   bool stats = false;                    // TeamOptions::stats, else TLC_STATS
   bool check = false;                    // TeamOptions::check, else TLC_CHECK

@@ -48,12 +48,21 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   Config config;
   try {
     config = Config::read(options);
-    if (!config.node_is_process && node.largest > 1)
+    if (config.node_is_process == false && node.largest > 1)
       throw Error(Errc::topology,
-                  "tlc: several MPI processes share a node, but tlc runs one process per node "
-                  "with a team of threads. Launch one process per node (e.g. mpiexec -ppn 1), or "
-                  "set TLC_NODE=process to treat every process as a node of its own (tests, "
-                  "laptops)");
+                  "tlc: several MPI processes share a node, but TLC_NODE=node asks for one "
+                  "process per node with a team of threads. Launch one process per node (e.g. "
+                  "mpiexec -ppn 1), or set TLC_NODE=process (or leave it unset) to treat every "
+                  "process as a node of its own");
+    // Not told: several processes on a node (a laptop, a test, a launcher that packs ranks)
+    // each become a node of their own, which is correct, only not the intended shape; say so
+    // once, since threads of one process would share memory that these processes cannot.
+    if (!config.node_is_process && node.largest > 1 && comm_->rank() == 0)
+      std::fprintf(stderr,
+                   "tlc: up to %d MPI processes share a node; each runs as a node of its own "
+                   "(one process per node is the intended shape; TLC_NODE=process silences this "
+                   "line)\n",
+                   node.largest);
     // Processes that share a node and were all given the whole node (no launcher binding)
     // divide its cores, so their threads do not pile onto the same ones.
     if (node.size > 1 && node.same_cpusets) topology_ = topology_.share(node.rank, node.size);

@@ -2,6 +2,7 @@
 // nothing hangs; an exception in one thread aborts the team and run() rethrows it.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -371,7 +372,8 @@ TEST(Errors, BadTimeoutVariableOnOneProcessFailsEverywhere) {
     ::setenv("TLC_TIMEOUT", saved.c_str(), 1);
 }
 
-TEST(Errors, SeveralProcessesPerNodeNeedTlcNodeProcess) {
+// TLC_NODE=node insists on one process per node: several on one machine are refused.
+TEST(Errors, SeveralProcessesPerNodeRefusedWhenTlcNodeIsNode) {
   ::setenv("TLC_NODE", "node", 1);
   if (world_size() == 1) {
     EXPECT_NO_THROW(tlc::Team(MPI_COMM_WORLD, test_options(1)));
@@ -385,6 +387,37 @@ TEST(Errors, SeveralProcessesPerNodeNeedTlcNodeProcess) {
     }
   }
   ::setenv("TLC_NODE", "process", 1);
+}
+
+// TLC_NODE unset: several processes on one machine each become a node of their own, with one
+// line on stderr (process 0's), and the team works.
+TEST(Errors, SeveralProcessesPerNodeFoundOutWhenTlcNodeUnset) {
+  ::unsetenv("TLC_NODE");
+  testing::internal::CaptureStderr();
+  std::string error;
+  double sum = 0;
+  try {
+    tlc::Team team(MPI_COMM_WORLD, test_options(2));
+    team.run([&](tlc::Thread& me) {
+      const double s = me.allreduce(1.0);
+      if (me.local_index() == 0) sum = s;
+    });
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const std::string said = testing::internal::GetCapturedStderr();
+  ::setenv("TLC_NODE", "process", 1);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(sum, 2.0 * world_size());
+  const auto lines = std::count(said.begin(), said.end(), '\n');
+  if (world_size() > 1 && world_rank() == 0) {
+    EXPECT_NE(said.find("MPI processes share a node; each runs as a node of its own"),
+              std::string::npos)
+        << said;
+    EXPECT_EQ(lines, 1) << said;
+  } else {
+    EXPECT_EQ(said.find("share a node"), std::string::npos) << said;
+  }
 }
 
 // Contributions of at most 32 bytes travel inline in the begin line (algo/flat_inline.cpp, on
