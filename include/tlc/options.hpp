@@ -34,7 +34,13 @@ enum class Collective {
 const char* to_string(Collective c) noexcept;
 
 struct TeamOptions {
-  int threads = 0;           // threads in this process; 0: TLC_THREADS, else one per allowed core
+  // Threads in this process; 0: TLC_THREADS, else region_threads, else one per allowed core.
+  int threads = 0;
+  // The size of the application's parallel regions that will attach to the team (OpenMP:
+  // omp_get_max_threads(), which tlc::openmp::team_options() fills in; 0: none). It sizes the
+  // team when neither `threads` nor TLC_THREADS does; when they ask for another size, team
+  // construction says so on stderr, since such regions cannot attach.
+  int region_threads = 0;
   int threads_per_numa = 0;  // 0: spread evenly over NUMA domains
   int lanes = 0;  // inter-process lanes; 0: TLC_LANES, else threads_per_rail * rails, else 1
   int threads_per_rail = 0;  // lane threads per network rail

@@ -42,7 +42,15 @@ class Team {
   // For applications that keep their own threads (OpenMP, TBB): the calling thread becomes
   // participant local_index until the returned handle is destroyed. Does not change the
   // caller's binding (use OMP_PROC_BIND / OMP_PLACES; placement() says what tlc would choose).
+  // A collective waits for all threads() participants, so they must be attached at the same
+  // time; attaching once per thread for the life of a parallel region is the cheap pattern
+  // (tlc::current_thread() then reaches the participant from anywhere on that thread).
   Thread attach(int local_index);
+  // The same, from a parallel region of region_threads threads (OpenMP: omp_get_num_threads()):
+  // a region of another size than threads() (OMP_THREAD_LIMIT, OMP_DYNAMIC, a nested region)
+  // could never complete a collective, so this throws tlc::Error (invalid_argument) at once, on
+  // every thread of the region, instead of letting the first collective wait forever.
+  Thread attach(int local_index, int region_threads);
 
   detail::TeamImpl& impl() noexcept { return *impl_; }
 

@@ -6,6 +6,7 @@
 #include <tlc/error.hpp>
 #include <tlc/ops.hpp>
 #include <tlc/options.hpp>
+#include <tlc/region.hpp>
 #include <tlc/stats.hpp>
 #include <tlc/team.hpp>
 #include <tlc/thread.hpp>

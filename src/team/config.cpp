@@ -120,8 +120,13 @@ CostParameters cost_parameters(const TeamOptions& o, MeasuredTimes* measured) {
 
 Config Config::read(const TeamOptions& o) {
   Config c;
+  if (o.region_threads < 0)
+    throw Error(Errc::invalid_argument, "tlc: TeamOptions::region_threads = " +
+                                            std::to_string(o.region_threads) + " is negative");
+  c.region_threads = o.region_threads;
   c.placement.threads =
       o.threads ? o.threads : static_cast<int>(env_integer("TLC_THREADS").value_or(0));
+  if (c.placement.threads == 0) c.placement.threads = o.region_threads;
   c.placement.threads_per_numa = o.threads_per_numa;
   c.placement.lanes = o.lanes ? o.lanes : static_cast<int>(env_integer("TLC_LANES").value_or(0));
   c.placement.threads_per_rail = o.threads_per_rail;

@@ -91,6 +91,13 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   comm_->agree_or_throw(error, code);
 
   threads_ = static_cast<int>(placement_.threads.size());
+  if (config.region_threads && config.region_threads != threads_)
+    std::fprintf(stderr,
+                 "tlc: process %d: the team has %d threads but the parallel regions that attach "
+                 "have %d (TeamOptions::region_threads, from OpenMP); a region of another size "
+                 "cannot attach, so ask for num_threads(team.threads()) (tlc::openmp::parallel "
+                 "does) or leave TeamOptions::threads and TLC_THREADS unset\n",
+                 comm_->rank(), threads_, config.region_threads);
   std::vector<int> numa_of_thread;
   for (const auto& t : placement_.threads) numa_of_thread.push_back(t.numa);
   roster_ = Roster(comm_->allgather(threads_), comm_->rank(), numa_of_thread);
@@ -227,6 +234,19 @@ Thread TeamImpl::attach(int local_index) {
   return Thread(this, local_index, true);
 }
 
+Thread TeamImpl::attach(int local_index, int region_threads) {
+  if (region_threads != threads_)
+    throw Error(Errc::invalid_argument,
+                "tlc: attach from a parallel region of " + std::to_string(region_threads) +
+                    " threads, but the team has " + std::to_string(threads_) +
+                    " threads in this process: its collectives would wait forever for the "
+                    "missing participants. With OpenMP, a region smaller than asked for comes "
+                    "from OMP_THREAD_LIMIT, OMP_DYNAMIC (omp_set_dynamic) or a nested region; "
+                    "ask for num_threads(team.threads()) with dynamic adjustment off, or size "
+                    "the team from OpenMP (tlc/openmp.hpp)");
+  return attach(local_index);
+}
+
 void TeamImpl::detach(int local_index, bool unwinding) {
   if (unwinding && !aborted()) abort(who(local_index) + " left with an exception");
   slot(local_index).held.store(false);
@@ -254,5 +274,8 @@ bool Team::aborted() const noexcept { return impl_->aborted(); }
 TeamStats Team::stats() const { return impl_->stats(); }
 void Team::run(const std::function<void(Thread&)>& body) { impl_->run(body); }
 Thread Team::attach(int local_index) { return impl_->attach(local_index); }
+Thread Team::attach(int local_index, int region_threads) {
+  return impl_->attach(local_index, region_threads);
+}
 
 }  // namespace tlc

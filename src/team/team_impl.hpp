@@ -449,6 +449,7 @@ class TeamImpl {
   // --- Threads ---
   void run(const std::function<void(Thread&)>& body);
   Thread attach(int local_index);
+  Thread attach(int local_index, int region_threads);
   void detach(int local_index, bool unwinding);
 
  private:
