@@ -189,13 +189,16 @@ int run_lane_benchmark(const Options& o, const tlc::Environment& env, bool patte
   sweep.step = o.step ? o.step : 4;
   sweep.columns = [&](const CollectiveDef&) {
     std::vector<Column> c;
-    for (int k = 1; k <= max_lanes; ++k)
-      c.push_back({"k" + std::to_string(k),
+    for (int k = 1; k <= max_lanes; ++k) {
+      std::string key = "k";
+      key += std::to_string(k);
+      c.push_back({std::move(key),
                    std::to_string(k) + " lane(s)",
                    k == 1 ? Role::subject : Role::baseline,
                    true,
                    std::make_unique<LaneCase>(pattern, k, comms),
                    {}});
+    }
     return c;
   };
   const int rc = run_sweep(o, sweep);

@@ -136,8 +136,10 @@ std::vector<double> flatten(const TeamStats& s) {
 
 std::string counts(const double* x, int n) {
   std::string s;
-  for (int i = 0; i < n; ++i)
-    s += (i ? "," : "") + std::to_string(static_cast<unsigned long long>(x[i]));
+  for (int i = 0; i < n; ++i) {
+    if (i) s += ',';
+    s += std::to_string(static_cast<unsigned long long>(x[i]));
+  }
   return s;
 }
 
