@@ -1,6 +1,9 @@
-# tlc_add_unit_test(name sources...): a GoogleTest binary run as a plain ctest test.
-# tlc_add_mpi_test(name sources...): a GoogleTest binary with tlc's MPI main, registered once per
-#   process count (1..TLC_TEST_MAX_PROCS) as name.np<N>, run under mpiexec with TLC_NODE=process.
+# tlc_add_unit_test(name sources...): a GoogleTest binary run as a plain ctest test. Unit tests
+#   test internals (src/), so they link tlc_internal (src/CMakeLists.txt).
+# tlc_add_mpi_test(name [INTERNAL] sources...): a GoogleTest binary with tlc's MPI main,
+#   registered once per process count (1..TLC_TEST_MAX_PROCS) as name.np<N>, run under mpiexec
+#   with TLC_NODE=process. It links tlc::tlc, the library as installed (libtlc.so in a shared
+#   build), unless INTERNAL: then tlc_internal, for tests of internals from src/.
 find_package(GTest REQUIRED)
 
 set(TLC_TEST_MAX_PROCS 4 CACHE STRING "Largest mpiexec -n used by the MPI tests")
@@ -8,17 +11,24 @@ set(TLC_TEST_TIMEOUT 300 CACHE STRING "Per-test timeout in seconds")
 
 function(tlc_add_unit_test name)
   add_executable(${name} ${ARGN})
-  target_link_libraries(${name} PRIVATE tlc::tlc tlc_build_flags GTest::gtest GTest::gtest_main)
-  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(${name} PRIVATE tlc_internal tlc_build_flags GTest::gtest GTest::gtest_main)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES TIMEOUT ${TLC_TEST_TIMEOUT} LABELS unit
                        ENVIRONMENT "TLC_DATA_DIR=${PROJECT_SOURCE_DIR}/tests/data")
 endfunction()
 
 function(tlc_add_mpi_test name)
-  add_executable(${name} ${ARGN})
-  target_link_libraries(${name} PRIVATE tlc::tlc tlc_build_flags tlc_mpi_gtest_main)
-  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "INTERNAL" "" "")
+  set(library tlc::tlc)
+  if(arg_INTERNAL)
+    set(library tlc_internal)
+  endif()
+  add_executable(${name} ${arg_UNPARSED_ARGUMENTS})
+  # The main before the library: with a static libtlc the linker must see the main's references
+  # to tlc::Environment before the archive.
+  target_link_libraries(${name} PRIVATE tlc_mpi_gtest_main ${library} tlc_build_flags)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   foreach(np RANGE 1 ${TLC_TEST_MAX_PROCS})
     add_test(NAME ${name}.np${np}
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}

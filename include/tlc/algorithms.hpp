@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <tlc/detail/export.hpp>
 #include <tlc/options.hpp>
 
 namespace tlc {
@@ -21,7 +22,7 @@ struct AlgorithmDescription {
 };
 
 // Every algorithm of every collective, in registry order.
-std::vector<AlgorithmDescription> algorithms();
+TLC_API std::vector<AlgorithmDescription> algorithms();
 
 struct SelectionQuery {
   Collective collective = Collective::allreduce;
@@ -54,10 +55,10 @@ struct Selection {
 // The plan tlc makes for such a call, honouring TLC_ALGO_<COLLECTIVE>, TLC_TUNING and the
 // TLC_COST_* parameters. Lane parallelism comes from TLC_COST_LANE_PARALLELISM, else from the MPI
 // library when MPI is initialised, else every lane is assumed to progress in parallel.
-Selection select_algorithm(const SelectionQuery& query);
+TLC_API Selection select_algorithm(const SelectionQuery& query);
 
 // How many lanes the MPI library progresses at once, when it says (MPICH: its number of VCIs;
 // 1 in a global-lock build such as Debian's); 0 when unknown. Needs MPI initialised.
-int mpi_lane_parallelism();
+TLC_API int mpi_lane_parallelism();
 
 }  // namespace tlc

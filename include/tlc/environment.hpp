@@ -4,9 +4,11 @@
 
 #include <string>
 
+#include <tlc/detail/export.hpp>
+
 namespace tlc {
 
-class Environment {
+class TLC_API Environment {
  public:
   Environment();
   Environment(int& argc, char**& argv);

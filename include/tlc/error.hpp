@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <tlc/detail/export.hpp>
+
 namespace tlc {
 
 enum class Errc {
@@ -16,9 +18,9 @@ enum class Errc {
   unsupported,       // a valid request this build or MPI library cannot serve
 };
 
-const char* to_string(Errc code) noexcept;
+TLC_API const char* to_string(Errc code) noexcept;
 
-class Error : public std::runtime_error {
+class TLC_API Error : public std::runtime_error {
  public:
   Error(Errc code, const std::string& what);
   Errc code() const noexcept { return code_; }
@@ -29,7 +31,7 @@ class Error : public std::runtime_error {
 
 // Thrown in every thread that was waiting inside a collective when another thread of the team
 // failed. Team::run rethrows the first (original) exception, not this one.
-class TeamAborted : public Error {
+class TLC_API TeamAborted : public Error {
  public:
   explicit TeamAborted(const std::string& what) : Error(Errc::aborted, what) {}
 };

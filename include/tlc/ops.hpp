@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <utility>
 
+#include <tlc/detail/export.hpp>
+
 namespace tlc {
 
 struct min {
@@ -45,7 +47,7 @@ namespace detail {
 
 enum class BuiltinOp : unsigned char { none, sum, prod, min, max, band, bor, bxor, land, lor };
 
-const char* to_string(BuiltinOp op) noexcept;
+TLC_API const char* to_string(BuiltinOp op) noexcept;
 
 template <class Op>
 struct builtin_op : std::integral_constant<BuiltinOp, BuiltinOp::none> {};

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include <tlc/detail/export.hpp>
 #include <tlc/topology.hpp>
 
 namespace tlc {
@@ -31,7 +32,7 @@ enum class Collective {
   exscan,
 };
 
-const char* to_string(Collective c) noexcept;
+TLC_API const char* to_string(Collective c) noexcept;
 
 struct TeamOptions {
   // Threads in this process; 0: TLC_THREADS, else region_threads, else one per allowed core.

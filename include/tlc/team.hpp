@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <tlc/detail/export.hpp>
 #include <tlc/options.hpp>
 #include <tlc/stats.hpp>
 #include <tlc/thread.hpp>
@@ -14,7 +15,7 @@
 
 namespace tlc {
 
-class Team {
+class TLC_API Team {
  public:
   Team(MPI_Comm comm, TeamOptions options = {});
   ~Team();

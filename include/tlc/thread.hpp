@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include <tlc/detail/call.hpp>
+#include <tlc/detail/export.hpp>
 #include <tlc/ops.hpp>
 #include <tlc/options.hpp>
 #include <tlc/types.hpp>
@@ -44,7 +45,7 @@ template <class Send, class Recv>
 concept SameElements = std::same_as<std::remove_cv_t<std::ranges::range_value_t<Send>>,
                                     std::ranges::range_value_t<Recv>>;
 
-class Thread {
+class TLC_API Thread {
  public:
   Thread(Thread&& other) noexcept;
   Thread& operator=(Thread&& other) noexcept;
@@ -372,6 +373,6 @@ class Thread {
 // Thread has been destroyed): for library code deep in an application (a dot product with no
 // context argument) that must reach the team. A Thread handed to another OS thread stays the
 // current participant of the thread that attached it.
-Thread* current_thread() noexcept;
+TLC_API Thread* current_thread() noexcept;
 
 }  // namespace tlc

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <tlc/detail/export.hpp>
+
 namespace tlc {
 
 namespace detail {
@@ -26,7 +28,7 @@ struct NumaDomain {
   std::vector<int> cores;  // logical indices of the allowed cores in this domain
 };
 
-class Topology {
+class TLC_API Topology {
  public:
   // The machine this process runs on; the allowed cpuset is the process's current binding.
   static Topology detect();
@@ -87,7 +89,7 @@ struct LanePlacement {
   int thread = 0;  // local index of the thread that drives this lane
 };
 
-struct Placement {
+struct TLC_API Placement {
   std::vector<ThreadPlacement> threads;
   std::vector<LanePlacement> lanes;
   bool pinned = false;
@@ -101,6 +103,6 @@ struct Placement {
 };
 
 // Binds the calling thread to the thread's planned cpuset. No-op when the plan is not pinned.
-void pin_current_thread(const Topology& topology, const ThreadPlacement& where);
+TLC_API void pin_current_thread(const Topology& topology, const ThreadPlacement& where);
 
 }  // namespace tlc

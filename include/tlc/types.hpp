@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <tlc/detail/export.hpp>
+
 namespace tlc {
 
 // Any arithmetic type, std::complex, or a trivially copyable struct (reduced with a user op).
@@ -52,7 +54,7 @@ constexpr TypeInfo type_info_of() {
   return {c, static_cast<std::uint32_t>(sizeof(T)), static_cast<std::uint32_t>(alignof(T))};
 }
 
-const char* to_string(TypeClass c) noexcept;
+TLC_API const char* to_string(TypeClass c) noexcept;
 
 }  // namespace detail
 }  // namespace tlc

@@ -7,6 +7,7 @@
 #include <span>
 #include <type_traits>
 
+#include <tlc/detail/export.hpp>
 #include <tlc/ops.hpp>
 #include <tlc/options.hpp>
 #include <tlc/types.hpp>
@@ -51,7 +52,7 @@ struct Call {
   }
 };
 
-void run_collective(TeamImpl& team, int local_index, const Call& call);
+TLC_API void run_collective(TeamImpl& team, int local_index, const Call& call);
 
 template <class T>
 Call make_call(Collective collective, const T* send, std::size_t send_count, T* recv,
