@@ -56,6 +56,7 @@ build_dir=${TLC_BUILD_DIR:-build}
 log() { printf 'bootstrap: %s\n' "$*"; }
 
 # --- 1. packages ------------------------------------------------------------------------------
+# libtbb-dev: for examples/tbb_attach only; the library does not use oneTBB (docs/packaging.md).
 packages=(build-essential cmake pkg-config libmpich-dev mpich libtbb-dev libhwloc-dev hwloc
           libgtest-dev gfortran)
 # The main job's plot.
