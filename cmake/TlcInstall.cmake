@@ -1,20 +1,24 @@
 # Installation and the exported CMake package.
 #
-#   <prefix>/include/tlc/*.hpp, tlc.h          public headers (C++ and the C interface)
+#   <prefix>/include/tlc/*.hpp, tlc.h          public headers (C++ and the C interface;
+#                                              tlc/version.hpp generated)
 #   <prefix>/include/tlc.mod                   the Fortran module (TLC_FORTRAN), with
 #   <prefix>/lib/libtlc_fortran.a              its library (exported as tlc::tlc_fortran)
-#   <prefix>/lib/libtlc.a                      the library (exported as tlc::tlc)
+#   <prefix>/lib/libtlc.a                      the library (exported as tlc::tlc), or with
+#   <prefix>/lib/libtlc.so.<version>             -DBUILD_SHARED_LIBS=ON the shared library, its
+#   <prefix>/lib/libtlc.so.<major>, libtlc.so    SONAME link and the development link
 #   <prefix>/bin/tlc-info                      machine / team report tool
 #   <prefix>/lib/cmake/tlc/tlcConfig.cmake     find_package(tlc) entry point; re-finds the
-#   <prefix>/lib/cmake/tlc/tlcConfigVersion.cmake   dependencies (MPI, TBB, Threads, hwloc)
+#   <prefix>/lib/cmake/tlc/tlcConfigVersion.cmake   dependencies (MPI, Threads; hwloc if static)
 #   <prefix>/lib/cmake/tlc/tlcTargets*.cmake
 #   <prefix>/lib/pkgconfig/tlc.pc              for pkg-config (relocatable: paths from the file's
 #                                              own place); MPI comes from the mpicxx wrapper
 #
-# A consumer writes find_package(tlc REQUIRED) and links tlc::tlc. tlc is a static library by
-# default, so its PRIVATE dependencies (TBB::tbb, PkgConfig::HWLOC) appear in the exported link
-# interface as $<LINK_ONLY:...> and the config file has to find them again. tlc_build_flags is
-# linked as $<BUILD_INTERFACE:...> and therefore never exported.
+# A consumer writes find_package(tlc REQUIRED) and links tlc::tlc. A static libtlc's PRIVATE
+# dependency (PkgConfig::HWLOC) appears in the exported link interface as $<LINK_ONLY:...>, so the
+# config file has to find it again; a shared libtlc carries it in its own DT_NEEDED. oneTBB is no
+# dependency of the library (docs/packaging.md). tlc_build_flags is linked by the objects only and
+# therefore never exported.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -35,11 +39,15 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/tlc"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
         COMPONENT tlc_development
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
+install(FILES "${PROJECT_BINARY_DIR}/include/tlc/version.hpp"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/tlc"
+        COMPONENT tlc_development)
 
 install(TARGETS tlc
         EXPORT tlcTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT tlc_development
         LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT tlc_runtime
+                NAMELINK_COMPONENT tlc_development
         RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT tlc_runtime)
 
 # The Fortran module: its own export file, which tlcConfig.cmake includes when present, so that
@@ -83,16 +91,21 @@ endif()
 unset(_tlc_type)
 
 # pkg-config: the prefix is found from the .pc file's own directory, so the file stays right
-# under `cmake --install --prefix` anywhere. A static libtlc needs hwloc and TBB on the link line
-# of every consumer, so they are plain requirements then; `pkg-config --static` would also pull
-# in hwloc's own private libraries (libudev), which a static libtlc over shared hwloc does not
-# need.
+# under `cmake --install --prefix` anywhere. MPI comes from the compiler wrapper (mpicxx), as MPI
+# has no pkg-config module everywhere.
+#   shared: libtlc.so records hwloc in its own DT_NEEDED, so `pkg-config --libs tlc` is -ltlc
+#           alone, and hwloc is a private requirement (no tlc header includes hwloc's).
+#   static: every link of libtlc.a needs -lhwloc, so hwloc is a public requirement and plain
+#           `pkg-config --libs tlc` links. A private requirement would need `pkg-config --static`,
+#           which also pulls in hwloc's own private libraries (Debian's hwloc.pc: -ludev, whose
+#           libudev.so exists only with libudev-dev), which a libtlc.a over a shared libhwloc
+#           does not need.
 file(RELATIVE_PATH TLC_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
 string(REGEX REPLACE "/$" "" TLC_PC_TO_PREFIX "${TLC_PC_TO_PREFIX}")
 if(TLC_INSTALLED_STATIC)
-  set(TLC_PC_REQUIRES "Requires: hwloc tbb")
+  set(TLC_PC_REQUIRES "Requires: hwloc >= 2.0")
 else()
-  set(TLC_PC_REQUIRES "Requires.private: hwloc tbb")
+  set(TLC_PC_REQUIRES "Requires.private: hwloc >= 2.0")
 endif()
 configure_file("${PROJECT_SOURCE_DIR}/cmake/tlc.pc.in" "${PROJECT_BINARY_DIR}/tlc.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/tlc.pc"

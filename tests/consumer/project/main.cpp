@@ -1,7 +1,13 @@
 // Consumer of the installed tlc package: a two-thread team per process runs an allreduce over a
 // few ints and checks it against the closed form. Rank 0 prints "consumer ok" only after every
-// process agreed that all of its threads saw the right values.
+// process agreed that all of its threads saw the right values. Built both by CMake (CMakeLists.txt)
+// and by a plain Makefile with pkg-config (Makefile).
 #include <tlc/tlc.hpp>
+
+// The installed, generated tlc/version.hpp, used the way an application checks a version.
+#if !defined(TLC_VERSION) || TLC_VERSION < TLC_VERSION_NUMBER(0, 1, 0)
+#error "tlc/version.hpp: TLC_VERSION missing or older than 0.1.0"
+#endif
 
 #include <mpi.h>
 
@@ -17,6 +23,20 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
 
   int wrong = 0;
+  // An error thrown inside the library and caught here by its type: with a shared libtlc this
+  // needs tlc::Error's type information exported (catching it as std::exception would not tell).
+  try {
+    (void)tlc::Topology::synthetic("not a topology");
+    std::fprintf(stderr, "consumer: an invalid synthetic topology was accepted\n");
+    wrong = 1;
+  } catch (const tlc::Error& e) {
+    if (e.code() != tlc::Errc::topology) {
+      std::fprintf(stderr, "consumer: expected a topology error, got %s\n",
+                   tlc::to_string(e.code()));
+      wrong = 1;
+    }
+  }
+
   try {
     tlc::TeamOptions opts;
     opts.threads = 2;
