@@ -199,7 +199,10 @@ std::string Placement::describe() const {
   std::vector<std::vector<std::string>> rows{{"thread", "numa", "core", "cpuset", "lanes"}};
   for (const ThreadPlacement& tp : threads) {
     std::string lane_list;
-    for (int l : tp.lanes) lane_list += (lane_list.empty() ? "" : ",") + std::to_string(l);
+    for (int l : tp.lanes) {
+      if (!lane_list.empty()) lane_list += ',';
+      lane_list += std::to_string(l);
+    }
     rows.push_back({std::to_string(tp.local_index), std::to_string(tp.numa),
                     tp.core < 0 ? "-" : std::to_string(tp.core),
                     tp.cpuset.empty() ? "-" : tp.cpuset, lane_list.empty() ? "-" : lane_list});
