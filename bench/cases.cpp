@@ -26,6 +26,7 @@
 #include "bench.hpp"
 #include "select/planner.hpp"
 #include "team/team_impl.hpp"
+#include "team/wait_policy.hpp"
 
 namespace tlc_bench {
 
@@ -53,13 +54,7 @@ Timing global_timing(const Timing& local, int participants_here) {
 
 namespace {
 
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
+using tlc::detail::cpu_relax;  // the bound's spin barrier relaxes as tlc's own waits do
 
 std::size_t block_of(std::size_t n, int ranks) { return n / static_cast<std::size_t>(ranks); }
 
