@@ -22,6 +22,23 @@
 //            first other thread to see the data: nobody waits for a late thread to send),
 //            elsewhere by the first thread to arrive, into its deposit;
 //   copy:    every other thread copies the data out as soon as it is there (n bytes each).
+// alltoall (T threads here, R ranks in all, blocks of b bytes; [Parsons] ch. 3.7.3: blocks go to
+// the network as soon as their owners have arrived, not after a rendezvous):
+//   arrive:  publish, take a ticket and note it in the arrival order; copy the own block;
+//   network: post the receives of the blocks from every other process's threads and the sends of
+//            the own blocks for them, all at once, on the team's exchange communicator (tag:
+//            sending thread * most threads per process + receiving thread), so they travel
+//            while other threads are still late: (R - T) messages of b bytes each way;
+//   local:   the two blocks between threads u and v of this process (u's for v, v's for u) are
+//            copied by the second of them to arrive, except the last arriver's: it pulls the
+//            blocks for it while the waiting threads wake up, each of them copies its block
+//            from it and pushes its block for it if the last arriver has not pulled it yet;
+//   leave:   once every pair with it is done (nobody reads its buffers any more) and its own
+//            sends and receives are complete.
+// After the last arrival only the late threads' blocks are still to move. Next to hierarchical:
+// R - T messages per thread instead of P - 1 per process, so small blocks pay many more
+// start-ups; the plan takes it only when asked.
+//
 // Cost next to the static algorithms: one extra copy of n bytes per thread that leaves early or
 // of the root's data, and the combine after the last arrival is done by one or two threads
 // instead of T; in exchange a thread waits only for the data it needs. With balanced arrivals
@@ -33,10 +50,13 @@
 // bcast: each thread against the data's sender, before copying out). Threads that returned
 // early cannot be told, so a failed call aborts the team: every thread still in the call, and
 // every later call, throws.
+#include <cstring>
 #include <exception>
+#include <vector>
 
 #include "algo/across.hpp"
 #include "algo/algorithms.hpp"
+#include "inter/p2p.hpp"
 
 namespace tlc::detail {
 
@@ -79,6 +99,7 @@ class Participation {
     m = team.arrival_calls(me);
     const std::uint64_t position =
         team.arrival().tickets.fetch_add(1, std::memory_order_acq_rel) - (m - 1) * T;
+    ticket = static_cast<int>(position);
     first = position == 0;
     last = position == T - 1;
     if (!invalid.empty()) {
@@ -97,6 +118,7 @@ class Participation {
   int parity = 0;
   std::uint64_t m = 0;  // the number of this call among the team's calls led by arrival
   bool first = false, last = false;
+  int ticket = 0;  // this thread's place in the arrival order (0: first)
   int root_process = 0;
   int root = -1;  // the root's local index, -1 when it is in another process
 
@@ -191,10 +213,56 @@ void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   }
 }
 
-void bcast_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
+// bcast and scatter: the root's data spreads from whoever has it to whoever needs it. What
+// differs is what a thread takes (the whole data, or its rank's block) and the MPI step.
+class Spread {
+ public:
+  Spread(TeamImpl& team, const Call& c, std::size_t count, int root_process)
+      : team_(team), scatter_(c.collective == Collective::scatter), root_process_(root_process) {
+    part_ = count * c.type.size;
+    if (!scatter_) return;
+    const Roster& roster = team.roster();
+    for (int q = 0; q < roster.processes(); ++q) {
+      counts_.push_back(static_cast<MPI_Count>(part_) * roster.threads_of(q));
+      displs_.push_back(static_cast<MPI_Aint>(part_) * roster.first_rank_of(q));
+    }
+  }
+  // Bytes of the root's data, and of what a process without the root receives of it.
+  std::size_t data_bytes() const { return scatter_ ? part_ * team_.size() : part_; }
+  std::size_t received_bytes() const { return scatter_ ? part_ * team_.threads() : part_; }
+  std::size_t part_bytes() const { return part_; }
+  // Where thread t's part is in the root's data, or in what its process received.
+  const std::byte* part_in_root_data(const std::byte* data, int t) const {
+    return scatter_ ? data + part_ * static_cast<std::size_t>(team_.global_rank(t)) : data;
+  }
+  const std::byte* part_in_received(const std::byte* data, int t) const {
+    return scatter_ ? data + part_ * static_cast<std::size_t>(t) : data;
+  }
+  // The MPI step: the root's data (at the root process) or the place to receive (elsewhere).
+  void network(void* data) {
+    if (!scatter_) return team_.comm().bcast(data, part_, root_process_);
+    const bool at_root = team_.process() == root_process_;
+    team_.comm().scatterv(data, counts_, displs_, at_root ? nullptr : data,
+                          at_root ? 0 : received_bytes(), root_process_);
+  }
+
+ private:
+  TeamImpl& team_;
+  bool scatter_;
+  int root_process_;
+  std::size_t part_ = 0;
+  std::vector<MPI_Count> counts_;
+  std::vector<MPI_Aint> displs_;
+};
+
+// bcast: the data is the root's buffer, and every thread takes all of it; scatter: the data is
+// the root's send buffer, and every thread takes its rank's block into its receive buffer (the
+// root too, unless in place).
+void spread_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   const Call c = d.call;
-  const std::size_t bytes = d.count * c.type.size;
-  auto* buffer = static_cast<std::byte*>(c.recv);
+  const bool scatter = c.collective == Collective::scatter;
+  const std::size_t count = d.count;
+  auto* output = static_cast<std::byte*>(c.recv);
   const Participation arrival(team, me, std::move(d));
   const std::uint64_t m = arrival.m;
   const int parity = arrival.parity, root = arrival.root, root_process = arrival.root_process;
@@ -202,9 +270,13 @@ void bcast_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   ArrivalState& a = team.arrival();
   const int threads = team.threads();
   const bool across = team.processes() > 1;
+  Spread spread(team, c, count, root_process);
+  const std::size_t data_bytes = spread.data_bytes(), part = spread.part_bytes();
+  // The root's data: a bcast's buffer, a scatter's send buffer.
+  const auto* root_data = static_cast<const std::byte*>(scatter ? c.send : c.recv);
   auto network = [&](void* data) {
     team.mark_led(me);
-    or_fail(team, [&] { team.comm().bcast(data, bytes, root_process); });
+    or_fail(team, [&] { spread.network(data); });
   };
   auto publish = [&](const std::byte* data) {
     a.source = data;
@@ -212,52 +284,228 @@ void bcast_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
     a.ready.store(m, std::memory_order_release);
     team.waiter().notify();
   };
+  // The root's own part (a scatter root in place keeps its block where it is).
+  auto root_takes_its_part = [&] {
+    if (scatter && !c.in_place) copy_bytes(output, spread.part_in_root_data(root_data, me), part);
+  };
 
-  if (threads == 1) {  // nobody to share with: MPI on the caller's buffer
-    if (across) network(buffer);
+  if (threads == 1) {  // nobody to share with: MPI on the caller's buffers
+    if (me == root) {
+      if (across) network(const_cast<std::byte*>(root_data));
+      root_takes_its_part();
+    } else if (across) {
+      network(output);
+    }
   } else if (me == root && arrival.last) {
-    // Everybody else is waiting already: they copy (and send) straight from the root's buffer,
+    // Everybody else is waiting already: they copy (and send) straight from the root's data,
     // and the root returns when they are done, as with a static leader.
-    publish(buffer);
+    root_takes_its_part();
+    publish(root_data);
     wait_for(
         team,
         [&] {
           return a.departures.load(std::memory_order_acquire) >=
                  m * static_cast<std::uint64_t>(threads) - 1;
         },
-        "the threads of a bcast led by arrival to copy from the root",
+        "the threads of a call led by arrival to copy from the root",
         Waiter::OnAbort::keep_waiting);
   } else if (me == root) {
     // Copy aside, publish, return; if it is the first of its process to arrive, nobody is
     // there to send for it, so it sends itself rather than wait for a late thread.
-    std::byte* copy = team.deposit(me).reserve(std::max<std::size_t>(bytes, 1));
-    if (bytes) std::memcpy(copy, buffer, bytes);
+    std::byte* copy = team.deposit(me).reserve(std::max<std::size_t>(data_bytes, 1));
+    if (data_bytes) std::memcpy(copy, root_data, data_bytes);
     const bool sends =
         across && arrival.first && a.claimed.exchange(m, std::memory_order_acq_rel) < m;
     publish(copy);
+    root_takes_its_part();
     if (sends) network(copy);
   } else if (!root_here && a.claimed.exchange(m, std::memory_order_acq_rel) < m) {
     // The first thread of a process without the root receives, publishes, copies out.
-    std::byte* copy = team.deposit(me).reserve(std::max<std::size_t>(bytes, 1));
+    std::byte* copy = team.deposit(me).reserve(std::max<std::size_t>(spread.received_bytes(), 1));
     network(copy);
     publish(copy);
-    if (bytes) std::memcpy(buffer, copy, bytes);
+    copy_bytes(output, spread.part_in_received(copy, me), part);
   } else {
     wait_for(
         team, [&] { return a.ready.load(std::memory_order_acquire) >= m || team.aborted(); },
-        "the data of a bcast led by arrival");
+        "the data of a call led by arrival");
     or_fail(team, [&] { team.check_agreement(parity, me, a.source_thread); });
     if (root_here && across && a.claimed.exchange(m, std::memory_order_acq_rel) < m)
-      network(const_cast<std::byte*>(a.source));  // MPI_Bcast only reads at the root
-    if (bytes) copy_bytes(buffer, a.source, bytes);
+      network(const_cast<std::byte*>(a.source));  // the MPI step only reads at the root
+    copy_bytes(
+        output,
+        root_here ? spread.part_in_root_data(a.source, me) : spread.part_in_received(a.source, me),
+        part);
+  }
+}
+
+void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
+  const std::size_t block = d.count * d.call.type.size;
+  // In place across processes: other threads (and MPI) read this thread's blocks while its
+  // buffer fills, so they read a private copy. The copy is safe until this thread leaves, and it
+  // leaves only after every reader is done. (In one process the entry made the copy already.)
+  if (d.call.in_place && d.contribution == d.call.recv && d.invalid.empty()) {
+    thread_local std::vector<std::byte> copy;
+    if (copy.size() < d.contribution_bytes) copy.resize(d.contribution_bytes);
+    if (d.contribution_bytes) std::memcpy(copy.data(), d.contribution, d.contribution_bytes);
+    d.contribution = copy.data();
+  }
+  const Participation arrival(team, me, std::move(d));
+  const std::uint64_t m = arrival.m;
+  const int parity = arrival.parity, threads = team.threads();
+  ArrivalState& a = team.arrival();
+  const TeamImpl::CallView view{&team, parity};
+  const Roster& roster = team.roster();
+  const int my_rank = team.global_rank(me);
+  const std::uint64_t copies_due =
+      team.enter_exchange(me) * 2 * static_cast<std::uint64_t>(threads - 1);
+  a.order[static_cast<std::size_t>(arrival.ticket)].store((m << 20) | static_cast<unsigned>(me),
+                                                          std::memory_order_release);
+  team.waiter().notify();
+
+  const auto* send = static_cast<const std::byte*>(view[me].contribution);
+  auto* recv = static_cast<std::byte*>(view[me].call.recv);
+  auto at = [block](auto* base, int rank) { return base + static_cast<std::size_t>(rank) * block; };
+  copy_bytes(at(recv, my_rank), at(send, my_rank), block);
+
+  // The thread with ticket i in this call, or -1 while it has not noted it.
+  auto thread_with_ticket = [&](int i) {
+    const std::uint64_t v = a.order[static_cast<std::size_t>(i)].load(std::memory_order_acquire);
+    return (v >> 20) == m ? static_cast<int>(v & 0xFFFFF) : -1;
+  };
+  // One block from thread `from`'s send buffer into thread `to`'s receive buffer. Each copy
+  // counts for both: a thread may leave after 2 (T - 1) copies involving it (its blocks are all
+  // in, and nobody reads its send buffer any more).
+  auto copy_block = [&](int from, int to) {
+    copy_bytes(at(static_cast<std::byte*>(view[to].call.recv), team.global_rank(from)),
+               at(static_cast<const std::byte*>(view[from].contribution), team.global_rank(to)),
+               block);
+    a.copies[static_cast<std::size_t>(from)].value.fetch_add(1, std::memory_order_acq_rel);
+    a.copies[static_cast<std::size_t>(to)].value.fetch_add(1, std::memory_order_acq_rel);
+    team.waiter().notify();
+  };
+  auto check_against = [&](int u) { or_fail(team, [&] { team.check_agreement(parity, me, u); }); };
+  auto exchange_with = [&](int u) {
+    check_against(u);
+    copy_block(u, me);
+    copy_block(me, u);
+  };
+  // Early thread u's block for the last arriver is copied by whichever of the two claims it
+  // first: the last arriver pulls it at once, or u pushes it if it gets there first.
+  auto claim = [&](int u) {
+    return a.claims[static_cast<std::size_t>(u)].value.exchange(m, std::memory_order_acq_rel) < m;
+  };
+  auto with_ticket = [&](int i) {  // waits (briefly: it has its ticket) for ticket i's note
+    int u = thread_with_ticket(i);
+    if (u < 0)
+      wait_for(
+          team, [&] { return (u = thread_with_ticket(i)) >= 0 || team.aborted(); },
+          "an earlier thread of an alltoall led by arrival");
+    return u;
+  };
+
+  std::vector<MPI_Request> requests;
+  if (team.processes() > 1) {
+    ProcessComm& comm = team.exchange_comm();
+    const int most = team.shape().most_threads;
+    requests.resize(2 * static_cast<std::size_t>(team.size() - threads), MPI_REQUEST_NULL);
+    std::size_t r = 0;
+    team.mark_led(me);
+    or_fail(team, [&] {
+      // Receives first, so that the partners' sends find them posted; processes in turn from
+      // the next one, so that not every process starts with process 0.
+      for (int pass = 0; pass < 2; ++pass)
+        for (int step = 1; step < team.processes(); ++step) {
+          const int q = (team.process() + step) % team.processes();
+          for (int u = 0; u < roster.threads_of(q); ++u) {
+            const int rank = roster.first_rank_of(q) + u;
+            if (pass == 0)
+              p2p::util::irecv(comm, at(recv, rank), block, q, u * most + me, requests[r++]);
+            else
+              p2p::util::isend(comm, at(send, rank), block, q, me * most + u, requests[r++]);
+          }
+        }
+    });
+  }
+
+  // Pairs with the threads that arrived earlier; the last arriver instead pulls the blocks for
+  // it that nobody has pushed yet, while the waiting threads copy theirs.
+  const bool last = arrival.ticket == threads - 1;
+  for (int i = 0; i < arrival.ticket; ++i) {
+    const int u = with_ticket(i);
+    if (!last) {
+      exchange_with(u);
+    } else {
+      check_against(u);
+      if (claim(u)) copy_block(u, me);
+    }
+  }
+  bool paired_with_last = last;
+  auto pair_with_last = [&](int u) {
+    check_against(u);
+    copy_block(u, me);
+    if (claim(me)) copy_block(me, u);
+    paired_with_last = true;
+  };
+  auto copies_done = [&] {
+    return a.copies[static_cast<std::size_t>(me)].value.load(std::memory_order_acquire) >=
+           copies_due;
+  };
+  auto local_part_done = [&] {
+    if (team.aborted()) return true;
+    if (!paired_with_last) {
+      const int u = thread_with_ticket(threads - 1);
+      if (u < 0) return false;
+      pair_with_last(u);
+    }
+    return copies_done();
+  };
+  if (requests.empty()) {  // nothing to poll: block in the team's waiter, whose readiness
+                           // checks must not do the copies (they notify the waiter)
+    if (!last) {
+      int u = -1;
+      wait_for(
+          team, [&] { return (u = thread_with_ticket(threads - 1)) >= 0 || team.aborted(); },
+          "the last thread of an alltoall led by arrival");
+      pair_with_last(u);
+    }
+    wait_for(
+        team, [&] { return copies_done() || team.aborted(); },
+        "the threads of an alltoall led by arrival");
+    return;
+  }
+  try {
+    team.exchange_comm().wait_all_alongside(requests, local_part_done,
+                                            "the blocks of an alltoall led by arrival");
+    team.waiter().throw_if_aborted();
+  } catch (...) {
+    // The sends and receives still pending use this thread's buffers: end them (after the
+    // abort, a wait gives up at once and marks MPI as unusable) before the buffers unwind.
+    const std::exception_ptr failed = std::current_exception();
+    try {
+      fail_call(team, failed);
+    } catch (...) {
+    }
+    try {
+      team.exchange_comm().wait_all(requests, "the blocks of a failed alltoall");
+    } catch (...) {
+    }
+    std::rethrow_exception(failed);
   }
 }
 
 }  // namespace
 
 void run_led_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
-  if (d.call.collective == Collective::bcast) return bcast_by_arrival(team, me, std::move(d));
-  reduce_by_arrival(team, me, std::move(d));
+  switch (d.call.collective) {
+    case Collective::bcast:
+    case Collective::scatter:
+      return spread_by_arrival(team, me, std::move(d));
+    case Collective::alltoall:
+      return alltoall_by_arrival(team, me, std::move(d));
+    default:
+      return reduce_by_arrival(team, me, std::move(d));
+  }
 }
 
 }  // namespace tlc::detail

@@ -166,6 +166,10 @@ ProcessComm::ProcessComm(MPI_Comm parent, bool lane) {
   check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  int* tag_ub = nullptr;
+  int has_tag_ub = 0;
+  MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tag_ub, &has_tag_ub);
+  if (has_tag_ub && tag_ub) tag_limit_ = *tag_ub;
   check_mpi(MPI_Op_create(&user_op_trampoline, 1, &user_op_commutative_), "MPI_Op_create");
   check_mpi(MPI_Op_create(&user_op_trampoline, 0, &user_op_ordered_), "MPI_Op_create");
 }
@@ -175,7 +179,7 @@ ProcessComm::~ProcessComm() {
   MPI_Finalized(&finalized);
   if (finalized) return;  // MPI already released everything
   // An operation given up on may still be pending on it: freeing could wait for it.
-  if (abandoned_) return;
+  if (abandoned_.load(std::memory_order_acquire)) return;
   auto lock = serialize();
   if (user_op_commutative_ != MPI_OP_NULL) MPI_Op_free(&user_op_commutative_);
   if (user_op_ordered_ != MPI_OP_NULL) MPI_Op_free(&user_op_ordered_);
@@ -286,15 +290,12 @@ void ProcessComm::poll(Test&& test, const char* what) {
   // Giving up leaves the operation pending inside MPI: this communicator is not freed, and
   // tlc::Environment ends the job instead of finalising.
   const auto give_up = [&] {
-    abandoned_ = true;
+    abandoned_.store(true, std::memory_order_release);
     g_abandoned.store(true, std::memory_order_release);
   };
   for (int attempt = 0;; ++attempt) {
     int done = 0;
-    {
-      auto lock = serialize();
-      test(done);
-    }
+    test(done);
     if (done) return;
     if (attempt < 64) continue;
     if (watch_.abandoned && watch_.abandoned()) {
@@ -320,7 +321,12 @@ void ProcessComm::poll(Test&& test, const char* what) {
 }
 
 void ProcessComm::complete(MPI_Request& request, const char* what) {
-  poll([&](int& done) { check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what); }, what);
+  poll(
+      [&](int& done) {
+        auto lock = serialize();
+        check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+      },
+      what);
 }
 
 template <class Blocking, class Nonblocking>
@@ -380,7 +386,26 @@ void ProcessComm::wait_all(std::span<MPI_Request> requests, const char* what) {
   }
   poll(
       [&](int& done) {
+        auto lock = serialize();
         check_mpi(MPI_Testall(count, requests.data(), &done, MPI_STATUSES_IGNORE), what);
+      },
+      what);
+}
+
+void ProcessComm::wait_all_alongside(std::span<MPI_Request> requests,
+                                     const std::function<bool()>& alongside, const char* what) {
+  const int count = static_cast<int>(requests.size());
+  bool requests_done = requests.empty(), local_done = false;
+  poll(
+      [&](int& done) {
+        if (!requests_done) {
+          int flag = 0;
+          auto lock = serialize();
+          check_mpi(MPI_Testall(count, requests.data(), &flag, MPI_STATUSES_IGNORE), what);
+          requests_done = flag != 0;
+        }
+        if (!local_done) local_done = alongside();
+        done = requests_done && local_done ? 1 : 0;
       },
       what);
 }

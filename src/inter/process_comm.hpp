@@ -3,6 +3,7 @@
 // that calls MPI.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -71,6 +72,15 @@ class ProcessComm {
   // Completes requests: MPI_Waitall, or in polite mode MPI_Testall with tlc's spin-yield-sleep
   // policy. Every request is MPI_REQUEST_NULL on return.
   void wait_all(std::span<MPI_Request> requests, const char* what);
+  // Completes requests while the caller does local work between the tests: alongside() runs
+  // after each test (outside MPI) and returns true once the caller's local part is done; returns
+  // when both are. Always polls (MPI makes progress only inside MPI calls, and the local work
+  // must not wait behind a blocking MPI_Waitall), with the policy and watch of wait_all.
+  void wait_all_alongside(std::span<MPI_Request> requests, const std::function<bool()>& alongside,
+                          const char* what);
+
+  // The largest tag MPI allows (MPI_TAG_UB; at least 32767).
+  int tag_limit() const noexcept { return tag_limit_; }
   // Serialises MPI calls when MPI provides only MPI_THREAD_SERIALIZED (empty lock otherwise);
   // hold it around every MPI call made on this communicator.
   static std::unique_lock<std::mutex> serialize();
@@ -124,11 +134,13 @@ class ProcessComm {
   MPI_Op user_op_ordered_ = MPI_OP_NULL;
   bool polite_ = false;
   MpiWatch watch_;
-  bool abandoned_ = false;  // a wait on this communicator gave up on an operation
+  int tag_limit_ = 32767;
+  // A wait on this communicator gave up on an operation (several threads may wait on it).
+  std::atomic<bool> abandoned_{false};
   bool watched() const noexcept { return polite_ || watch_.timeout_seconds > 0; }
   void complete(MPI_Request& request, const char* what);
-  // Calls test() (one MPI_Test or MPI_Testall, setting done) until done: spinning, then in
-  // polite mode yielding and sleeping; checks the watch as it goes.
+  // Calls test() (one MPI_Test or MPI_Testall under the serialising lock, setting done) until
+  // done: spinning, then in polite mode yielding and sleeping; checks the watch as it goes.
   template <class Test>
   void poll(Test&& test, const char* what);
   // Runs the blocking form, or in polite mode the non-blocking form completed politely.

@@ -155,6 +155,14 @@ bool Planner::can_serve(const PlanQuery& q, Algorithm a, const char*& why) const
     why = "it needs equal process blocks, and processes have different thread counts";
     return false;
   }
+  // Tags name the sending and the receiving thread of a block.
+  if (a == Algorithm::dynamic && q.collective == Collective::alltoall &&
+      shape_.most_threads > max_exchange_threads) {
+    why =
+        "it tags each block with its two threads, and MPI guarantees tags for at most 181 "
+        "threads per process";
+    return false;
+  }
   if (a == Algorithm::full_lane && shape_.equal_processes && shape_.threads == 1) {
     why = "every process has one thread, which would drive every lane in turn";
     return false;

@@ -56,6 +56,7 @@ struct TeamShape {
   int numa_groups = 1;  // runs of consecutive threads in one NUMA domain
   int ranks = 1;        // threads of all processes
   bool equal_processes = true;
+  int most_threads = 1;  // threads of the process with the most
 };
 
 // What the planner is told once per team (read by the team's configuration).
@@ -64,7 +65,7 @@ struct PlanSettings {
   bool fallback_error = false;  // TLC_FALLBACK=error: a forced choice that cannot serve throws
   bool verbose = false;         // TLC_VERBOSE=1: say once per collective when a force falls back
   // TLC_LEADERS=dynamic: the application's threads arrive unevenly, so collectives that have an
-  // algorithm led by arrival (bcast, reduce) take it unless one is forced.
+  // algorithm led by arrival (bcast, scatter, reduce, alltoall) take it unless one is forced.
   bool arrival_leaders = false;
   CostParameters costs{};
   // Times measured on this machine (the tuning file's `measured` lines): where the team has a
@@ -89,6 +90,9 @@ struct PlanQuery {
 inline constexpr std::size_t flat_max_bytes = 2048;
 // Bytes of data the inline form of flat carries in a begin line (team_impl.hpp checks it).
 inline constexpr std::size_t inline_max_bytes = 32;
+// The alltoall led by arrival tags a block with sender * threads + receiver; MPI guarantees tags
+// up to 32767 (MPI_TAG_UB), which covers 181 threads per process.
+inline constexpr int max_exchange_threads = 181;
 
 class Planner {
  public:

@@ -31,6 +31,15 @@ constexpr const char* dynamic_reduce_summary =
     "led by arrival: non-root threads copy their contribution aside and return at once; the "
     "last thread to arrive in a process combines (the waiting root helps) and runs the MPI step";
 
+constexpr const char* dynamic_scatter_summary =
+    "led by arrival: the root copies its send buffer aside and returns at once; in each process "
+    "the first thread to arrive runs the MPI step, every thread copies its block out as soon as "
+    "it is there";
+constexpr const char* dynamic_alltoall_summary =
+    "led by arrival: each thread sends its blocks for other processes and posts its receives as "
+    "it arrives; two threads of a process exchange their blocks when the second of them arrives "
+    "(the waiting threads do the last arriver's), so after the last arrival only its blocks move";
+
 constexpr std::uint8_t bit(Form f) {
   return static_cast<std::uint8_t>(1u << static_cast<unsigned>(f));
 }
@@ -91,8 +100,10 @@ constexpr AlgorithmInfo registry[] = {
     TLC_DATA_COLLECTIVE(gather),
     TLC_DATA_COLLECTIVE(gatherv),
     TLC_DATA_COLLECTIVE(scatter),
+    entry(Collective::scatter, "dynamic", Algorithm::dynamic, false, dynamic_scatter_summary),
     TLC_DATA_COLLECTIVE(scatterv),
     TLC_DATA_COLLECTIVE(alltoall),
+    entry(Collective::alltoall, "dynamic", Algorithm::dynamic, false, dynamic_alltoall_summary),
     TLC_DATA_COLLECTIVE(alltoallv),
     TLC_DATA_COLLECTIVE(reduce_scatter_block),
     TLC_DATA_COLLECTIVE(scan),

@@ -48,6 +48,9 @@ class Roster {
     return static_cast<int>(it - process_first_rank_.begin()) - 1;
   }
   bool equal_processes() const noexcept { return equal_processes_; }
+  int most_threads() const noexcept {
+    return *std::max_element(process_threads_.begin(), process_threads_.end());
+  }
   // Local indices grouped by NUMA domain: maximal runs of consecutive threads placed in the same
   // domain, so each group is a contiguous range of ranks (rank order survives grouping).
   const std::vector<int>& numa_group_starts() const noexcept { return numa_group_starts_; }

@@ -155,6 +155,10 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
     lanes_.push_back(std::make_unique<ProcessComm>(comm_->get(), /*lane=*/true));
     lanes_.back()->set_polite(oversubscribed);
   }
+  if (roster_.processes() > 1) {
+    exchange_comm_ = std::make_unique<ProcessComm>(comm_->get(), /*lane=*/true);
+    exchange_comm_->set_polite(oversubscribed);
+  }
   // From here on a wait inside MPI ends when the team aborts or TLC_TIMEOUT expires.
   MpiWatch watch;
   watch.timeout_seconds = config.timeout_seconds;
@@ -162,7 +166,9 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   watch.abort_job_on_timeout = config.timeout_aborts_job;
   comm_->set_watch(watch);
   for (auto& lane : lanes_) lane->set_watch(watch);
+  if (exchange_comm_) exchange_comm_->set_watch(watch);
   slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads_));
+  arrival_.prepare(threads_);
   planner_ = Planner(shape(), config.plan);
   stats_enabled_ = config.stats;
   stats_report_ = config.stats_report;

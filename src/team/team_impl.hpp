@@ -199,6 +199,7 @@ struct alignas(cache_line_size) ThreadSlot {
   // last one; the next call of any kind first waits until that one is complete.
   std::uint64_t arrival_calls = 0;
   std::uint64_t last_arrival_call = 0;
+  std::uint64_t exchanges = 0;    // alltoall calls led by arrival entered (algo/arrival.cpp)
   PlanCache plans;                // the plans this thread asked for
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
   // Telemetry (TLC_STATS): the owner's arrival at call k in arrival_ns[k % 3], written before it
@@ -226,6 +227,19 @@ struct ArrivalState {
   int source_thread = -1;             // the thread whose arguments the data was sent with
   alignas(cache_line_size) std::atomic<std::uint64_t> part_done[2]{};  // reduction parts finished
   std::atomic<std::uint64_t> part_failed{0};  // a part's user op threw (call number)
+  // alltoall: the arrival order of the current call (entry i: (m << 20) | the thread with ticket
+  // i, so that a stale entry of an earlier call is never taken for this one); per thread, the
+  // block copies into or out of its buffers over the team's lifetime, and the call m in which
+  // its block for the last arriver was claimed by a copier.
+  std::unique_ptr<std::atomic<std::uint64_t>[]> order;
+  std::unique_ptr<Flag[]> copies;
+  std::unique_ptr<Flag[]> claims;
+  void prepare(int threads) {
+    const auto n = static_cast<std::size_t>(threads);
+    order = std::make_unique<std::atomic<std::uint64_t>[]>(n);
+    copies = std::make_unique<Flag[]>(n);
+    claims = std::make_unique<Flag[]>(n);
+  }
 };
 
 class TeamImpl {
@@ -254,11 +268,18 @@ class TeamImpl {
   // The plan of a call of local thread me: planner().plan(q), remembered per thread.
   const Plan& plan(int me, const PlanQuery& q) { return slot(me).plans.get(planner_, q); }
   TeamShape shape() const noexcept {
-    return {processes(), threads(),
-            lanes(),     static_cast<int>(numa_group_starts().size()),
-            size(),      roster_.equal_processes()};
+    return {processes(),
+            threads(),
+            lanes(),
+            static_cast<int>(numa_group_starts().size()),
+            size(),
+            roster_.equal_processes(),
+            roster_.most_threads()};
   }
   ProcessComm& comm() noexcept { return *comm_; }
+  // A duplicate of the process communicator on which threads exchange blocks with other
+  // processes' threads themselves (alltoall led by arrival); several threads at once.
+  ProcessComm& exchange_comm() noexcept { return *exchange_comm_; }
   // Lane l: a duplicate of the process communicator, driven only by lane_thread(l).
   ProcessComm& lane(int l) noexcept { return *lanes_[static_cast<std::size_t>(l)]; }
   int lane_thread(int l) const noexcept {
@@ -392,6 +413,8 @@ class TeamImpl {
     slot(me).deposited.value.store(m, std::memory_order_release);
     waiter_.notify();
   }
+  // Thread me enters its next alltoall led by arrival: returns how many it has entered.
+  std::uint64_t enter_exchange(int me) noexcept { return ++slot(me).exchanges; }
   bool has_deposited(int t, std::uint64_t m) const noexcept {
     return slots_[static_cast<std::size_t>(t)].deposited.value.load(std::memory_order_acquire) >= m;
   }
@@ -473,6 +496,7 @@ class TeamImpl {
   Placement placement_;
   std::unique_ptr<ProcessComm> comm_;
   std::vector<std::unique_ptr<ProcessComm>> lanes_;
+  std::unique_ptr<ProcessComm> exchange_comm_;
   Planner planner_;
   Waiter waiter_;
   std::unique_ptr<ThreadSlot[]> slots_;

@@ -1,7 +1,8 @@
-// Collectives led by arrival (the "dynamic" algorithm of bcast and reduce): threads that need
-// nothing from the late ones leave before those arrive (a non-root reduce caller may overwrite
-// its send buffer the moment it returns, a bcast root returns at once), results stay right and
-// bitwise equal to the static algorithm's under uneven arrivals mixed with static calls, and a
+// Collectives led by arrival (the "dynamic" algorithm of bcast, reduce and alltoall): threads that
+// need nothing from the late ones leave before those arrive (a non-root reduce caller may
+// overwrite its send buffer the moment it returns, a bcast root returns at once), results stay
+// right and bitwise equal to the static algorithm's under uneven arrivals mixed with static
+// calls (alltoall blocks, in place and not, checked element by element), and a
 // call whose threads disagree fails every thread still in it and the calls after it, without a
 // hang. Element-by-element correctness over every shape, root and op is in the collective
 // matrices (collective_harness.hpp forces dynamic like every other algorithm).
@@ -26,6 +27,8 @@ tlc::TeamOptions dynamic_options(int threads) {
   tlc::TeamOptions o = test_options(threads);
   o.algorithms[Collective::reduce] = "dynamic";
   o.algorithms[Collective::bcast] = "dynamic";
+  o.algorithms[Collective::alltoall] = "dynamic";
+  o.algorithms[Collective::scatter] = "dynamic";
   o.fallback = "error";  // a plan that silently ran something else would prove nothing
   return o;
 }
@@ -141,6 +144,42 @@ TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
         for (std::size_t i = 0; i < n; ++i)
           if (buf[i] != call + 0.5 * i && out.mismatches++ == 0)
             out.first_mismatch = "bcast call " + std::to_string(call);
+        // scatter, in place at the root every third call: rank j's block holds j * 10 + call.
+        {
+          const auto R = static_cast<std::size_t>(me.size());
+          const std::size_t per = 1 + static_cast<std::size_t>(call % 3) * 900;
+          std::vector<double> all(me.rank() == root ? R * per : 0), block(per, -1.0);
+          for (std::size_t i = 0; i < all.size(); ++i)
+            all[i] = static_cast<double>(i / per) * 10 + call + 1e-3 * (i % per);
+          if (call % 3 == 0 && me.rank() == root) {
+            me.scatter(std::span<double>(all), tlc::in_place, root);
+            std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(per) * root, per, block.begin());
+          } else {
+            me.scatter(std::span<const double>(all), std::span<double>(block), root);
+          }
+          for (std::size_t i = 0; i < per; ++i)
+            if (block[i] != me.rank() * 10.0 + call + 1e-3 * i && out.mismatches++ == 0)
+              out.first_mismatch = "scatter call " + std::to_string(call);
+        }
+        // alltoall, in place every other call: block j of rank r holds r * 1000 + j + call.
+        const auto R = static_cast<std::size_t>(me.size());
+        const std::size_t per_block = 1 + static_cast<std::size_t>(call % 4) * 700;
+        std::vector<double> blocks(R * per_block), received(R * per_block, -1.0);
+        for (std::size_t j = 0; j < R; ++j)
+          for (std::size_t i = 0; i < per_block; ++i)
+            blocks[j * per_block + i] = me.rank() * 1000.0 + j + call + 1e-3 * i;
+        if (call % 2) {
+          me.alltoall(std::span<double>(blocks));
+          received = blocks;
+        } else {
+          me.alltoall(std::span<const double>(blocks), std::span<double>(received));
+        }
+        for (std::size_t j = 0; j < R; ++j)
+          for (std::size_t i = 0; i < per_block; ++i)
+            if (received[j * per_block + i] != j * 1000.0 + me.rank() + call + 1e-3 * i &&
+                out.mismatches++ == 0)
+              out.first_mismatch = "alltoall call " + std::to_string(call) + " block " +
+                                   std::to_string(j) + " element " + std::to_string(i);
         double one = me.rank();
         const double total = me.allreduce(one);  // a static call between dynamic ones
         const double ranks = me.size();
@@ -176,19 +215,26 @@ TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
 // process waits in MPI): every thread still in the call throws, naming the disagreement where
 // it sees it, and every later call throws TeamAborted; nothing hangs.
 TEST(Arrival, DisagreementFailsTheCallAndTheTeam) {
-  for (const Collective c : {Collective::reduce, Collective::bcast}) {
+  for (const Collective c :
+       {Collective::reduce, Collective::bcast, Collective::alltoall, Collective::scatter}) {
     constexpr int threads = 3;
     tlc::Team team(MPI_COMM_SELF, dynamic_options(threads));
     std::vector<std::string> errors(threads), later(threads);
     std::atomic<int> failures{0};
     team.run([&](tlc::Thread& me) {
-      // Thread 2 passes one element more than the others.
-      std::vector<double> send(me.rank() == 2 ? 11 : 10, 1.0), recv(send.size());
+      // Thread 2 passes more elements than the others.
+      std::vector<double> send(me.rank() == 2 ? 12 : 10, 1.0), recv(send.size());
       try {
         if (c == Collective::reduce)
           me.reduce(std::span<const double>(send), std::span<double>(recv), 0);
-        else
+        else if (c == Collective::bcast)
           me.bcast(std::span<double>(recv), 0);
+        else if (c == Collective::scatter)  // 3 ranks: blocks of 3, and of 4 on thread 2
+          me.scatter(std::span<const double>(send.data(), me.rank() == 2 ? 12 : 9),
+                     std::span<double>(recv.data(), me.rank() == 2 ? 4 : 3), 0);
+        else  // 3 ranks: blocks of 3 elements, and of 4 on thread 2
+          me.alltoall(std::span<const double>(send.data(), me.rank() == 2 ? 12 : 9),
+                      std::span<double>(recv.data(), me.rank() == 2 ? 12 : 9));
       } catch (const tlc::Error& e) {
         errors[static_cast<std::size_t>(me.local_index())] = e.what();
         failures.fetch_add(1);
@@ -204,7 +250,11 @@ TEST(Arrival, DisagreementFailsTheCallAndTheTeam) {
     bool named = false;
     for (const std::string& e : errors) named = named || e.find("elements per rank") != e.npos;
     EXPECT_TRUE(named) << name << ": no thread names the disagreement";
-    // The root of a reduce waits for the result, so it is always told.
+    // The root of a reduce waits for the result, so it is always told; every alltoall caller
+    // waits for every other.
+    if (c == Collective::alltoall) {
+      EXPECT_EQ(failures.load(), threads) << name;
+    }
     if (c == Collective::reduce) {
       EXPECT_FALSE(errors[0].empty()) << name;
     }
