@@ -60,7 +60,9 @@ struct Options {
   bool lanes_sweep = false;  // --lanes-sweep: threads per process x lanes
   bool calibrate = false;    // --calibrate: fit the cost model (calibrate.cpp, docs/model.md)
   std::string output = "tlc-tuning.txt";  // --output: the tuning file --calibrate writes
-  bool skew = false;                    // --skew: arrival imbalance, static against dynamic leaders
+  bool skew = false;  // --skew: arrival imbalance, static against dynamic leaders
+  bool everywhere =
+      false;  // --skew --everywhere: MPI everywhere on the world, teams on every T-th process
   double delay_us = 1000;               // --delay-us: the D of the --skew distributions
   unsigned seed = 1;                    // --seed: of the --skew delays
   std::vector<std::size_t> skew_sizes;  // --sizes: of --skew (default 64 B, 64 KiB, 4 MiB)
@@ -396,6 +398,8 @@ std::string json_number(const char* fmt, double value);  // null for NaN and inf
 std::string json_string(const std::string& s);
 std::string mpi_summary(const std::string& version);  // first line and device of the version
 std::string size_text(std::size_t bytes);             // 8, 64K, 4M
+// Every process of comm calls it; it returns when all have, without taking a core meanwhile.
+void polite_barrier(MPI_Comm comm = MPI_COMM_WORLD);
 
 // ---------------------------------------------------------------------------------------------
 // Programs of their own

@@ -44,6 +44,8 @@
 
 #include "select/planner.hpp"
 #include "select/tuning.hpp"
+
+#include "bench.hpp"
 #include "team/config.hpp"
 #include "team/team_impl.hpp"
 
@@ -99,17 +101,6 @@ std::string human_bytes(double b) {
   char text[32];
   std::snprintf(text, sizeof text, b == std::floor(b) ? "%.0f %s" : "%.1f %s", b, units[u]);
   return text;
-}
-
-// Every process waits here without taking a core from a process that is measuring.
-void polite_barrier(MPI_Comm comm) {
-  MPI_Request request;
-  MPI_Ibarrier(comm, &request);
-  for (int done = 0;;) {
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
 }
 
 // ---------------------------------------------------------------------------------------------

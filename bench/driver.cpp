@@ -53,22 +53,6 @@ int calls_in(int iters, int reps, int r) {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Waiting without a core
-
-// Every process calls it; it returns when all have. MPICH's blocking calls poll without end,
-// which on a machine with one core per thread would take the core a measured thread needs.
-void polite_barrier() {
-  MPI_Request request = MPI_REQUEST_NULL;
-  MPI_Ibarrier(MPI_COMM_WORLD, &request);
-  for (;;) {
-    int done = 0;
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Is anybody else using the machine? On a shared machine (a developer's, CI's) a compiler on one
 // of two cores halves what both sides can do; each row says how much of the machine others
 // took while it was measured:
@@ -521,6 +505,19 @@ int run_sweep(const Options& o, Sweep& sweep) {
   unsigned long wrong = wrong_total;
   MPI_Bcast(&wrong, 1, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD);
   return wrong ? 3 : 0;
+}
+
+// MPICH's blocking calls poll without end, which on a machine with one core per thread would
+// take the core a measured thread needs.
+void polite_barrier(MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibarrier(comm, &request);
+  for (;;) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 }  // namespace tlc_bench

@@ -129,6 +129,9 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--skew") {
       flag();
       o.skew = true;
+    } else if (arg == "--everywhere") {
+      flag();
+      o.everywhere = true;
     } else if (arg == "--delay-us") {
       o.delay_us = parse_number(arg, take());
     } else if (arg == "--seed") {
@@ -166,6 +169,7 @@ Options parse_options(int argc, char** argv) {
         "--lane-pattern and --multi-collective");
   if (o.skew && o.collective.empty()) o.collective = "all";
   if (o.skew && o.delay_us <= 0) throw std::invalid_argument("--delay-us must be positive");
+  if (o.everywhere && !o.skew) throw std::invalid_argument("--everywhere is an option of --skew");
   if (csv) o.format = Format::csv;
   if (json) o.format = Format::json;
   if (o.min_size > o.max_size) throw std::invalid_argument("--min-size is larger than --max-size");
@@ -254,20 +258,23 @@ std::string usage(const char* program) {
          "\n"
          "--skew: mpiexec -n P " +
          std::string(program) +
-         " --skew [--collective reduce|bcast|allreduce|all] [--threads T]\n"
+         " --skew [--collective reduce|bcast|allreduce|alltoall|all] [--threads T]\n"
          "        [--sizes 64,64K,4M] [--skews none,uniform,exponential,late-leader,late-other]\n"
-         "        [--delay-us D] [--seed S] [--iters N] [--reps R]\n"
+         "        [--delay-us D] [--seed S] [--iters N] [--reps R] [--everywhere]\n"
          "  Before every call all threads of all processes synchronise, then each sleeps a delay\n"
          "  drawn from a fixed seed per call and rank: none; uniform in [0, D]; exponential with\n"
          "  mean D; one late thread (a static leader: thread 0 of the last process) late by D;\n"
          "  one late thread that is not (the last thread of the last process). D defaults to\n"
-         "  1000 us. For tlc with static leaders, tlc with leaders elected by arrival (forced\n"
-         "  dynamic; bcast and reduce) and the master-only pattern, all on the same delays and\n"
-         "  data, it reports the mean time in the collective (exit - own arrival) and the mean\n"
-         "  time after the last arrival, and their ratios to static leaders (medians of the\n"
-         "  ratios within one repetition; N calls (default 20) per repetition, R repetitions\n"
-         "  (default 5) taken in turn). Root 0, sums of doubles, every result checked. The\n"
-         "  processes must share a machine (their clocks are compared): TLC_NODE=process.\n";
+         "  1000 us. For tlc with static leaders, tlc led by arrival (dynamic forced, where the\n"
+         "  collective has it) and the master-only pattern, all on the same delays and data, it\n"
+         "  reports the mean time in the collective (exit - own arrival) and the mean time after\n"
+         "  the last arrival, and their ratios to static leaders (medians of the ratios within\n"
+         "  one repetition; N calls (default 20) per repetition, R repetitions (default 5) taken\n"
+         "  in turn). Root 0, sums of doubles (alltoall: the size is a thread's whole buffer),\n"
+         "  every result checked. --everywhere: launch P * T processes; every T-th runs the\n"
+         "  teams, and all of them run MPI everywhere (one rank per process, the same ranks,\n"
+         "  delays and data) as a fourth column. The processes must share a machine (their\n"
+         "  clocks are compared): TLC_NODE=process.\n";
 }
 
 }  // namespace tlc_bench
