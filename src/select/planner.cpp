@@ -156,7 +156,9 @@ bool Planner::can_serve(const PlanQuery& q, Algorithm a, const char*& why) const
     return false;
   }
   // Tags name the sending and the receiving thread of a block.
-  if (a == Algorithm::dynamic && q.collective == Collective::alltoall &&
+  if (a == Algorithm::dynamic &&
+      (q.collective == Collective::alltoall || q.collective == Collective::allreduce ||
+       q.collective == Collective::reduce_scatter_block) &&
       shape_.most_threads > max_exchange_threads) {
     why =
         "it tags each block with its two threads, and MPI guarantees tags for at most 181 "

@@ -35,6 +35,14 @@ constexpr const char* dynamic_scatter_summary =
     "led by arrival: the root copies its send buffer aside and returns at once; in each process "
     "the first thread to arrive runs the MPI step, every thread copies its block out as soon as "
     "it is there";
+constexpr const char* dynamic_reduction_summary =
+    "led by arrival: rank r reduces block r of every input itself (rank order); each thread "
+    "sends its blocks for other processes as it arrives, reads the blocks of the threads here "
+    "in place once all have arrived";
+constexpr const char* dynamic_allreduce_summary =
+    "led by arrival: rank r reduces block r of every input itself (rank order) and sends the "
+    "result to every other rank; each thread sends its blocks for other processes as it "
+    "arrives, the threads here read each other's blocks in place";
 constexpr const char* dynamic_alltoall_summary =
     "led by arrival: each thread sends its blocks for other processes and posts its receives as "
     "it arrives; two threads of a process exchange their blocks when the second of them arrives "
@@ -95,6 +103,7 @@ constexpr AlgorithmInfo registry[] = {
     entry(Collective::reduce, "two_level", Algorithm::two_level, true, two_level_summary),
     TLC_DATA_COLLECTIVE(allreduce),
     entry(Collective::allreduce, "two_level", Algorithm::two_level, true, two_level_summary),
+    entry(Collective::allreduce, "dynamic", Algorithm::dynamic, false, dynamic_allreduce_summary),
     TLC_DATA_COLLECTIVE(allgather),
     TLC_DATA_COLLECTIVE(allgatherv),
     TLC_DATA_COLLECTIVE(gather),
@@ -106,6 +115,8 @@ constexpr AlgorithmInfo registry[] = {
     entry(Collective::alltoall, "dynamic", Algorithm::dynamic, false, dynamic_alltoall_summary),
     TLC_DATA_COLLECTIVE(alltoallv),
     TLC_DATA_COLLECTIVE(reduce_scatter_block),
+    entry(Collective::reduce_scatter_block, "dynamic", Algorithm::dynamic, false,
+          dynamic_reduction_summary),
     TLC_DATA_COLLECTIVE(scan),
     TLC_DATA_COLLECTIVE(exscan),
     entry(Collective::allgather, "ring", Algorithm::ring, false,

@@ -199,7 +199,9 @@ struct alignas(cache_line_size) ThreadSlot {
   // last one; the next call of any kind first waits until that one is complete.
   std::uint64_t arrival_calls = 0;
   std::uint64_t last_arrival_call = 0;
-  std::uint64_t exchanges = 0;    // alltoall calls led by arrival entered (algo/arrival.cpp)
+  // Block copies into or out of this thread's buffers that the calls led by arrival it entered
+  // expect of the others, in all (algo/arrival.cpp: alltoall, reduce_scatter_block, allreduce).
+  std::uint64_t copies_due = 0;
   PlanCache plans;                // the plans this thread asked for
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
   // Telemetry (TLC_STATS): the owner's arrival at call k in arrival_ns[k % 3], written before it
@@ -234,11 +236,14 @@ struct ArrivalState {
   std::unique_ptr<std::atomic<std::uint64_t>[]> order;
   std::unique_ptr<Flag[]> copies;
   std::unique_ptr<Flag[]> claims;
+  // allreduce: the call m whose result block the thread has in its receive buffer.
+  std::unique_ptr<Flag[]> results;
   void prepare(int threads) {
     const auto n = static_cast<std::size_t>(threads);
     order = std::make_unique<std::atomic<std::uint64_t>[]>(n);
     copies = std::make_unique<Flag[]>(n);
     claims = std::make_unique<Flag[]>(n);
+    results = std::make_unique<Flag[]>(n);
   }
 };
 
@@ -413,8 +418,11 @@ class TeamImpl {
     slot(me).deposited.value.store(m, std::memory_order_release);
     waiter_.notify();
   }
-  // Thread me enters its next alltoall led by arrival: returns how many it has entered.
-  std::uint64_t enter_exchange(int me) noexcept { return ++slot(me).exchanges; }
+  // Thread me enters a call led by arrival in which the others make `copies` block copies into or
+  // out of its buffers: returns the copies due over the team's lifetime (ArrivalState::copies).
+  std::uint64_t expect_copies(int me, std::uint64_t copies) noexcept {
+    return slot(me).copies_due += copies;
+  }
   bool has_deposited(int t, std::uint64_t m) const noexcept {
     return slots_[static_cast<std::size_t>(t)].deposited.value.load(std::memory_order_acquire) >= m;
   }

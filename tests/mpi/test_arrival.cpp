@@ -29,6 +29,8 @@ tlc::TeamOptions dynamic_options(int threads) {
   o.algorithms[Collective::bcast] = "dynamic";
   o.algorithms[Collective::alltoall] = "dynamic";
   o.algorithms[Collective::scatter] = "dynamic";
+  o.algorithms[Collective::allreduce] = "dynamic";
+  o.algorithms[Collective::reduce_scatter_block] = "dynamic";
   o.fallback = "error";  // a plan that silently ran something else would prove nothing
   return o;
 }
@@ -118,19 +120,28 @@ TEST(Arrival, BcastRootReturnsAtOnce) {
 
 // Seeded random sleeps before every call, calls led by arrival mixed with static ones (the next
 // call of any kind must wait for the previous dynamic one to be complete), roots changing, uneven
-// thread counts; the reduce results are compared bitwise with a static team's.
+// thread counts; the reduce results are compared bitwise with a static team's. The dynamic
+// allreduce and reduce_scatter_block fold all ranks in rank order, which rounds differently from
+// the static fold per process then across processes: they are compared bitwise between two
+// dynamic runs with different arrivals, and with the static team's within rounding.
 TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
   const int threads = 1 + world_rank() % 3;  // 1, 2, 3, 1 threads
   constexpr int calls = 24;
   constexpr std::size_t n = 5003;
-  auto body = [&](tlc::Team& team, std::vector<std::vector<double>>& results,
-                  std::vector<Outcome>& outcomes, bool skew) {
+  struct Run {
+    std::vector<std::vector<double>> reduced, blockwise;
+    std::vector<Outcome> outcomes;
+    explicit Run(int t) : reduced(t), blockwise(t), outcomes(t) {}
+  };
+  auto body = [&](tlc::Team& team, Run& run, bool skew, unsigned seed) {
     team.run([&](tlc::Thread& me) {
-      Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
-      std::mt19937 random(static_cast<unsigned>(1000 + me.rank()));
+      const auto local = static_cast<std::size_t>(me.local_index());
+      Outcome& out = run.outcomes[local];
+      std::vector<double>& mine = run.reduced[local];
+      std::vector<double>& blockwise = run.blockwise[local];
+      std::mt19937 random(static_cast<unsigned>(seed + me.rank()));
       std::uniform_int_distribution<int> delay_us(0, 2000);
       std::vector<double> send(n), recv(n), buf(n);
-      std::vector<double>& mine = results[static_cast<std::size_t>(me.local_index())];
       for (int call = 0; call < calls; ++call) {
         if (skew) std::this_thread::sleep_for(std::chrono::microseconds(delay_us(random)));
         const int root = (call * 5) % me.size();
@@ -180,34 +191,74 @@ TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
                 out.mismatches++ == 0)
               out.first_mismatch = "alltoall call " + std::to_string(call) + " block " +
                                    std::to_string(j) + " element " + std::to_string(i);
+        // allreduce and reduce_scatter_block of sines (rounding differs with the order of the
+        // sum: kept for the bitwise comparison), in place every other call.
+        {
+          const std::size_t len = 3001 + static_cast<std::size_t>(call % 2) * 4;
+          std::vector<double> in(len * R), res(len * R);
+          for (std::size_t i = 0; i < in.size(); ++i)
+            in[i] = std::sin(static_cast<double>(me.rank() * 31 + call) + 0.37 * i);
+          if (call % 2) {
+            res = in;
+            me.allreduce(std::span<double>(res));
+          } else {
+            me.allreduce(std::span<const double>(in), std::span<double>(res));
+          }
+          blockwise.insert(blockwise.end(), res.begin(), res.end());
+          std::vector<double> part(len);
+          if (call % 2) {
+            me.reduce_scatter_block(std::span<double>(in));
+            std::copy_n(in.begin(), len, part.begin());
+          } else {
+            me.reduce_scatter_block(std::span<const double>(in), std::span<double>(part));
+          }
+          blockwise.insert(blockwise.end(), part.begin(), part.end());
+        }
+        me.barrier();  // a static call between dynamic ones
         double one = me.rank();
-        const double total = me.allreduce(one);  // a static call between dynamic ones
+        const double total = me.allreduce(one);
         const double ranks = me.size();
         if (total != ranks * (ranks - 1) / 2 && out.mismatches++ == 0)
           out.first_mismatch = "allreduce call " + std::to_string(call);
       }
     });
   };
-  std::vector<std::vector<double>> dynamic(threads), fixed(threads);
-  std::vector<Outcome> dynamic_outcomes(threads), fixed_outcomes(threads);
+  Run dynamic(threads), again(threads), fixed(threads);
   {
     tlc::Team team(MPI_COMM_WORLD, dynamic_options(threads));
-    body(team, dynamic, dynamic_outcomes, true);
+    body(team, dynamic, true, 1000);
+    body(team, again, true, 2000);  // other arrivals
   }
   {
     tlc::TeamOptions o = test_options(threads);
     o.algorithms[Collective::reduce] = "hierarchical";
+    o.algorithms[Collective::allreduce] = "hierarchical";
+    o.algorithms[Collective::reduce_scatter_block] = "hierarchical";
     tlc::Team team(MPI_COMM_WORLD, o);
-    body(team, fixed, fixed_outcomes, false);
+    body(team, fixed, false, 1000);
   }
-  expect_clean(dynamic_outcomes, "dynamic");
-  expect_clean(fixed_outcomes, "static");
+  expect_clean(dynamic.outcomes, "dynamic");
+  expect_clean(again.outcomes, "dynamic, other arrivals");
+  expect_clean(fixed.outcomes, "static");
   for (int t = 0; t < threads; ++t) {
-    const auto& d = dynamic[static_cast<std::size_t>(t)];
-    const auto& f = fixed[static_cast<std::size_t>(t)];
+    const auto k = static_cast<std::size_t>(t);
+    const auto& d = dynamic.reduced[k];
+    const auto& f = fixed.reduced[k];
     ASSERT_EQ(d.size(), f.size()) << "thread " << t;
     EXPECT_EQ(std::memcmp(d.data(), f.data(), d.size() * sizeof(double)), 0)
         << "thread " << t << ": the dynamic reduce is not bitwise the static one";
+    const auto& b = dynamic.blockwise[k];
+    const auto& b2 = again.blockwise[k];
+    const auto& bf = fixed.blockwise[k];
+    ASSERT_EQ(b.size(), b2.size()) << "thread " << t;
+    ASSERT_EQ(b.size(), bf.size()) << "thread " << t;
+    EXPECT_EQ(std::memcmp(b.data(), b2.data(), b.size() * sizeof(double)), 0)
+        << "thread " << t
+        << ": the dynamic allreduce or reduce_scatter_block changed with arrivals";
+    std::size_t far = 0;
+    for (std::size_t i = 0; i < b.size(); ++i)
+      if (std::abs(b[i] - bf[i]) > 1e-12 * (1 + std::abs(bf[i]))) ++far;
+    EXPECT_EQ(far, 0u) << "thread " << t << ": dynamic and static allreduce differ beyond rounding";
   }
 }
 
@@ -216,7 +267,8 @@ TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
 // it sees it, and every later call throws TeamAborted; nothing hangs.
 TEST(Arrival, DisagreementFailsTheCallAndTheTeam) {
   for (const Collective c :
-       {Collective::reduce, Collective::bcast, Collective::alltoall, Collective::scatter}) {
+       {Collective::reduce, Collective::bcast, Collective::alltoall, Collective::scatter,
+        Collective::allreduce, Collective::reduce_scatter_block}) {
     constexpr int threads = 3;
     tlc::Team team(MPI_COMM_SELF, dynamic_options(threads));
     std::vector<std::string> errors(threads), later(threads);
@@ -229,6 +281,11 @@ TEST(Arrival, DisagreementFailsTheCallAndTheTeam) {
           me.reduce(std::span<const double>(send), std::span<double>(recv), 0);
         else if (c == Collective::bcast)
           me.bcast(std::span<double>(recv), 0);
+        else if (c == Collective::allreduce)
+          me.allreduce(std::span<const double>(send), std::span<double>(recv));
+        else if (c == Collective::reduce_scatter_block)  // 3 ranks: blocks of 3, and 4
+          me.reduce_scatter_block(std::span<const double>(send.data(), me.rank() == 2 ? 12 : 9),
+                                  std::span<double>(recv.data(), me.rank() == 2 ? 4 : 3));
         else if (c == Collective::scatter)  // 3 ranks: blocks of 3, and of 4 on thread 2
           me.scatter(std::span<const double>(send.data(), me.rank() == 2 ? 12 : 9),
                      std::span<double>(recv.data(), me.rank() == 2 ? 4 : 3), 0);
@@ -252,7 +309,8 @@ TEST(Arrival, DisagreementFailsTheCallAndTheTeam) {
     EXPECT_TRUE(named) << name << ": no thread names the disagreement";
     // The root of a reduce waits for the result, so it is always told; every alltoall caller
     // waits for every other.
-    if (c == Collective::alltoall) {
+    if (c == Collective::alltoall || c == Collective::allreduce ||
+        c == Collective::reduce_scatter_block) {
       EXPECT_EQ(failures.load(), threads) << name;
     }
     if (c == Collective::reduce) {
