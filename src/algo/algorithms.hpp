@@ -24,8 +24,8 @@ void run_two_level(TeamImpl& team, int me, CallDescriptor d);  // algo/two_level
 // pipelined as the plan says, with the plan's network step (hierarchical, full_lane or a
 // multi-sender algorithm).
 void run_across_processes(TeamImpl& team, int me, CallDescriptor d, const Plan& plan);
-// Calls led by arrival (Algorithm::dynamic: bcast, scatter, reduce, alltoall), one process or
-// several (algo/arrival.cpp).
+// Calls led by arrival (Algorithm::dynamic: bcast, scatter, reduce, allreduce,
+// reduce_scatter_block, alltoall), one process or several (algo/arrival.cpp).
 void run_led_by_arrival(TeamImpl& team, int me, CallDescriptor d);
 
 // Whether two byte ranges share a byte (empty ranges share none).

@@ -22,6 +22,10 @@
 //            first other thread to see the data: nobody waits for a late thread to send),
 //            elsewhere by the first thread to arrive, into its deposit;
 //   copy:    every other thread copies the data out as soon as it is there (n bytes each).
+// scatter: as bcast, with the root's send buffer as the data (T blocks reach a process without
+//   the root, by MPI_Scatterv), and each thread copying its own block out.
+// allreduce and reduce_scatter_block: each rank reduces its own block of every input (phases
+//   and cost at reduce_by_blocks below).
 // alltoall (T threads here, R ranks in all, blocks of b bytes; [Parsons] ch. 3.7.3: blocks go to
 // the network as soon as their owners have arrived, not after a rendezvous):
 //   arrive:  publish, take a ticket and note it in the arrival order; copy the own block;

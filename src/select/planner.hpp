@@ -65,7 +65,7 @@ struct PlanSettings {
   bool fallback_error = false;  // TLC_FALLBACK=error: a forced choice that cannot serve throws
   bool verbose = false;         // TLC_VERBOSE=1: say once per collective when a force falls back
   // TLC_LEADERS=dynamic: the application's threads arrive unevenly, so collectives that have an
-  // algorithm led by arrival (bcast, scatter, reduce, alltoall) take it unless one is forced.
+  // algorithm led by arrival (registry: "dynamic") take it unless one is forced.
   bool arrival_leaders = false;
   CostParameters costs{};
   // Times measured on this machine (the tuning file's `measured` lines): where the team has a
