@@ -12,8 +12,23 @@
 //                  process 1 never calls, so process 0's root waits inside MPI; process 0's other
 //                  thread, which left the reduce early, throws. The team aborts, the root's MPI
 //                  wait notices and ends, and the job ends.
+//   peer-exits     2 threads each. Process 1's thread 1 enters an allreduce, then its thread 0
+//                  ends the process with _exit(0) (no MPI_Finalize, no error status) instead of
+//                  calling it. Process 0's leader waits inside MPI for a process that is gone;
+//                  with TLC_TIMEOUT it gives up at the deadline and the job ends.
+//   peer-killed    2 threads each. Process 1 raises SIGKILL on itself inside the allreduce (in
+//                  its user op, while its threads combine). The launcher sees the signal and ends
+//                  the job; with TLC_TIMEOUT process 0 would also end by itself.
+//   peer-stopped   2 threads each. Process 1 stops itself (SIGSTOP) inside the allreduce, in
+//                  its user op: a process that is still there but never answers (swapped out,
+//                  stuck in a driver, stopped by a debugger), which the launcher does not notice.
+//                  With TLC_TIMEOUT process 0's leader gives up at the deadline and the job ends
+//                  with MPI_Abort, which also ends the stopped process.
 // Every thread prints what it caught: "process P thread T: <what>".
+#include <unistd.h>
+
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -52,6 +67,28 @@ int run(const std::string& scenario) {
             return;
           }
           me.allreduce(std::span<const double>(send), std::span<double>(recv));
+        } else if (scenario == "peer-exits") {
+          if (me.process() == 1 && me.local_index() == 0) {
+            // Thread 1 is inside the allreduce by now (it waits for this thread).
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            std::printf("process 1 exits in the middle of an allreduce\n");
+            std::fflush(stdout);
+            _exit(0);
+          }
+          me.allreduce(std::span<const double>(send), std::span<double>(recv));
+        } else if (scenario == "peer-killed" || scenario == "peer-stopped") {
+          const int mine = me.process();
+          const bool kill = scenario == "peer-killed";
+          me.allreduce(std::span<const double>(send), std::span<double>(recv),
+                       [mine, kill](const double& a, const double& b) {
+                         if (mine == 1) {
+                           std::printf("process 1 %s itself inside an allreduce\n",
+                                       kill ? "kills" : "stops");
+                           std::fflush(stdout);
+                           raise(kill ? SIGKILL : SIGSTOP);
+                         }
+                         return a + b;
+                       });
         } else if (scenario == "local-throw") {
           if (me.process() == 1) {
             std::this_thread::sleep_for(std::chrono::seconds(60));
@@ -84,7 +121,10 @@ int run(const std::string& scenario) {
 int main(int argc, char** argv) {
   tlc::Environment env(argc, argv);
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s peer-throws|peer-absent|local-throw\n", argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s peer-throws|peer-absent|local-throw|peer-exits|peer-killed|peer-stopped\n",
+        argv[0]);
     return 2;
   }
   return run(argv[1]);

@@ -2,6 +2,8 @@
 # job ended (not killed by the limit), with a non-zero exit code, within MAX_SECONDS, and that
 # its output matches EXPECT.
 # -DMPIEXEC=... -DPROGRAM=... -DSCENARIO=... -DEXPECT=regex -DMAX_SECONDS=n
+# Optional: -DREJECT=regex the output must not match; -DALLOW_SUCCESS=ON accepts exit code 0 (a
+# launcher that ends the job because a process exited reports that process's exit code).
 string(TIMESTAMP start "%s")
 execute_process(
   COMMAND ${MPIEXEC} -n 2 ${PROGRAM} ${SCENARIO}
@@ -15,7 +17,7 @@ message("exit: ${rc}, ${elapsed} s\n--- stdout\n${out}--- stderr\n${err}")
 if(rc MATCHES "timeout")
   message(FATAL_ERROR "${SCENARIO}: the job hung (killed after 120 s)")
 endif()
-if(rc EQUAL 0)
+if(rc EQUAL 0 AND NOT ALLOW_SUCCESS)
   message(FATAL_ERROR "${SCENARIO}: the job succeeded although it failed on purpose")
 endif()
 if(elapsed GREATER MAX_SECONDS)
@@ -23,4 +25,7 @@ if(elapsed GREATER MAX_SECONDS)
 endif()
 if(NOT "${out}${err}" MATCHES "${EXPECT}")
   message(FATAL_ERROR "${SCENARIO}: the output does not match '${EXPECT}'")
+endif()
+if(DEFINED REJECT AND NOT "${REJECT}" STREQUAL "" AND "${out}${err}" MATCHES "${REJECT}")
+  message(FATAL_ERROR "${SCENARIO}: the output matches '${REJECT}'")
 endif()
