@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -36,9 +37,17 @@ std::mutex g_mpi_mutex;
 // A user MPI_Op has no context argument, so the combine function travels with the datatype:
 // each reduction of a user op uses its own contiguous datatype carrying a UserOpContext
 // attribute, which the trampoline reads back. Safe with concurrent lanes, unlike a global.
+// An exception from the user op must not unwind through MPI's C frames (it would end the
+// process, or leave MPI's state inconsistent): the trampoline catches it, records the first one,
+// skips every later combine of the call so that MPI finishes it quickly, and the thread that made
+// the MPI call rethrows it once the call is complete. The callback may run on any thread that
+// drives MPI's progress (another lane's MPI_Test), hence the lock.
 struct UserOpContext {
   CombineFn combine;
   const void* op_object;
+  std::atomic<bool> failed{false};
+  std::mutex mutex;
+  std::exception_ptr error;
 };
 
 int g_context_keyval = MPI_KEYVAL_INVALID;
@@ -52,9 +61,16 @@ void user_op_trampoline(void* in, void* inout, int* len, MPI_Datatype* datatype)
     std::fprintf(stderr, "tlc: user reduction called without its context datatype\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  const auto* context = static_cast<const UserOpContext*>(value);
-  // MPI's order: inout = in (lower ranks) op inout.
-  context->combine(context->op_object, inout, in, static_cast<std::size_t>(*len), true);
+  auto* context = static_cast<UserOpContext*>(value);
+  if (context->failed.load(std::memory_order_acquire)) return;
+  try {
+    // MPI's order: inout = in (lower ranks) op inout.
+    context->combine(context->op_object, inout, in, static_cast<std::size_t>(*len), true);
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(context->mutex);
+    if (!context->error) context->error = std::current_exception();
+    context->failed.store(true, std::memory_order_release);
+  }
 }
 
 struct UserDatatype {
@@ -351,7 +367,7 @@ namespace {
 class Reduction {
  public:
   Reduction(const Call& call, MPI_Op commutative, MPI_Op ordered)
-      : context_{call.combine, call.op_object} {
+      : context_{call.combine, call.op_object, {}, {}, {}} {
     type_ = predefined_datatype(call.type);
     op_ = predefined_op(call.op, call.type);
     if (op_ == MPI_OP_NULL) {
@@ -364,6 +380,14 @@ class Reduction {
   Reduction& operator=(const Reduction&) = delete;
   MPI_Datatype type() const noexcept { return type_; }
   MPI_Op op() const noexcept { return op_; }
+  // After the MPI call has completed: the user op's exception, if it threw (see UserOpContext).
+  // The result of this process is then incomplete; the other processes of the call are not
+  // told (docs/reliability.md).
+  void rethrow_if_failed() {
+    if (!context_.failed.load(std::memory_order_acquire)) return;
+    std::lock_guard<std::mutex> lock(context_.mutex);
+    std::rethrow_exception(context_.error);
+  }
 
  private:
   UserOpContext context_;
@@ -435,6 +459,7 @@ void ProcessComm::allreduce(const void* send, void* buf, std::size_t count, cons
       [&](MPI_Request* r) {
         return MPI_Iallreduce_c(s, buf, mpi_count(count), red.type(), red.op(), comm_, r);
       });
+  red.rethrow_if_failed();
 }
 
 void ProcessComm::reduce_in_place(void* buf, std::size_t count, const Call& c, int root) {
@@ -454,6 +479,7 @@ void ProcessComm::reduce_in_place(void* buf, std::size_t count, const Call& c, i
       [&](MPI_Request* r) {
         return MPI_Ireduce_c(send, recv, mpi_count(count), red.type(), red.op(), root, comm_, r);
       });
+  red.rethrow_if_failed();
   if (copy_back) std::memcpy(buf, scratch.data(), count * c.type.size);
 }
 
@@ -469,6 +495,7 @@ void ProcessComm::reduce_scatter(const void* send, void* recv, std::span<const M
       [&](MPI_Request* r) {
         return MPI_Ireduce_scatter_c(send, recv, counts.data(), red.type(), red.op(), comm_, r);
       });
+  red.rethrow_if_failed();
 }
 
 void ProcessComm::reduce_scatter_block(const void* send, void* recv, std::size_t count,
@@ -485,6 +512,7 @@ void ProcessComm::reduce_scatter_block(const void* send, void* recv, std::size_t
         return MPI_Ireduce_scatter_block_c(send, recv, mpi_count(count), red.type(), red.op(),
                                            comm_, r);
       });
+  red.rethrow_if_failed();
 }
 
 void ProcessComm::exscan_in_place(void* buf, std::size_t count, const Call& c) {
@@ -498,6 +526,7 @@ void ProcessComm::exscan_in_place(void* buf, std::size_t count, const Call& c) {
       [&](MPI_Request* r) {
         return MPI_Iexscan_c(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_, r);
       });
+  red.rethrow_if_failed();
 }
 
 void ProcessComm::allgatherv_in_place(void* buf, std::span<const MPI_Count> bytes,

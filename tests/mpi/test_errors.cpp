@@ -226,6 +226,90 @@ TEST(Errors, UserOpThrowingMidReductionIsContained) {
   });
 }
 
+// A user op that throws inside MPI's reduction callback: a reduction across processes of a
+// user op runs the op inside MPI_Allreduce & co. (src/inter/process_comm.cpp), where an exception
+// must not unwind through MPI's C frames (it would end the process). Every rank contributes 1
+// and the op throws once a combination exceeds what one process's threads contribute, so only
+// combinations of several processes' partial results throw: inside MPI. On each process where
+// the op threw, run() rethrows the op's exception and the other threads end with TeamAborted;
+// processes whose MPI step combined nothing return (with an incomplete result, documented).
+// MPI stays usable: the next team, built on every process, works.
+struct ThrowsAcrossProcesses {
+  double limit;
+  double operator()(const double& a, const double& b) const {
+    if (a + b > limit) throw OpFailure();
+    return a + b;
+  }
+};
+
+TEST(Errors, UserOpThrowingInsideMpiIsContained) {
+  if (world_size() == 1) GTEST_SKIP() << "needs a reduction across processes";
+  constexpr int threads = 2;
+  constexpr std::size_t n = 1000;
+  int threw_here = 0;
+  for (tlc::Collective c : {tlc::Collective::allreduce, tlc::Collective::reduce,
+                            tlc::Collective::scan, tlc::Collective::reduce_scatter_block}) {
+    const std::string name = tlc::to_string(c);
+    tlc::TeamOptions o = test_options(threads);
+    o.algorithms[c] = "hierarchical";  // the MPI collective itself, not tlc's point-to-point
+    tlc::Team team(MPI_COMM_WORLD, o);
+    const ThrowsAcrossProcesses op{threads};
+    std::atomic<int> aborted{0}, returned{0};
+    bool op_failed = false;
+    try {
+      team.run([&](tlc::Thread& me) {
+        const std::size_t len = c == tlc::Collective::reduce_scatter_block
+                                    ? n * static_cast<std::size_t>(me.size())
+                                    : n;
+        std::vector<double> send(len, 1.0), recv(n);
+        try {
+          switch (c) {
+            case tlc::Collective::allreduce:
+              me.allreduce(std::span<const double>(send), std::span<double>(recv), op);
+              break;
+            case tlc::Collective::reduce:
+              me.reduce(std::span<const double>(send), std::span<double>(recv), 0, op);
+              break;
+            case tlc::Collective::scan:
+              me.scan(std::span<const double>(send), std::span<double>(recv), op);
+              break;
+            default:
+              me.reduce_scatter_block(std::span<const double>(send), std::span<double>(recv), op);
+              break;
+          }
+          returned.fetch_add(1);
+        } catch (const tlc::TeamAborted&) {
+          aborted.fetch_add(1);
+          throw;
+        }
+      });
+    } catch (const OpFailure&) {
+      op_failed = true;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << name << ": run rethrew something else: " << e.what();
+    }
+    if (op_failed) {
+      // The leader threw the op's exception; every other thread woke with TeamAborted, or had
+      // left the call before (a non-root of reduce needs nothing from the others).
+      ++threw_here;
+      EXPECT_TRUE(team.aborted()) << name;
+      EXPECT_EQ(aborted.load() + returned.load(), threads - 1) << name;
+    } else {
+      EXPECT_EQ(returned.load(), threads) << name;
+    }
+  }
+  // Every process, including those whose op never threw, builds a new team that works; it
+  // also counts the processes where the op threw (at least one per collective).
+  tlc::Team fresh(MPI_COMM_WORLD, test_options(threads));
+  int threw_total = 0;
+  fresh.run([&](tlc::Thread& me) {
+    const int mine = me.local_index() == 0 ? threw_here : 0;
+    const int total = me.allreduce(mine);
+    if (me.local_index() == 0) threw_total = total;
+  });
+  EXPECT_GE(threw_total, 4);
+}
+
 TEST(Errors, AttachedThreadLeavingWithExceptionAbortsTeam) {
   tlc::Team team(MPI_COMM_WORLD, test_options(2));
   std::atomic<bool> woke{false};
