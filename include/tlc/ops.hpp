@@ -5,6 +5,7 @@
 // unless wrapped as tlc::commutative(f).
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <functional>
 #include <type_traits>
@@ -36,6 +37,13 @@ struct commutative_op {
   constexpr T operator()(const T& a, const T& b) const {
     return f(a, b);
   }
+  // Equal when the wrapped ops are, so that ops of different state are found out through the
+  // wrapper too (detail::op_equal_of).
+  friend constexpr bool operator==(const commutative_op& a, const commutative_op& b) requires
+      requires(const F& x) {
+    { x == x } -> std::convertible_to<bool>;
+  }
+  { return static_cast<bool>(a.f == b.f); }
 };
 
 template <class F>
@@ -80,6 +88,27 @@ struct is_commutative<commutative_op<F>> : std::true_type {};
 // Two pointers that never alias let the compiler vectorise built-in ops.
 using CombineFn = void (*)(const void* op, void* inout, const void* in, std::size_t n,
                            bool in_is_lower);
+
+// Whether two op objects of the same type are equal; where the type has no operator== (a
+// lambda, say), nothing can tell ops of different state apart.
+using OpEqualFn = bool (*)(const void* a, const void* b);
+
+template <class Op>
+bool ops_equal(const void* a, const void* b) {
+  return static_cast<bool>(*static_cast<const Op*>(a) == *static_cast<const Op*>(b));
+}
+
+// Built-in ops have no state; user ops are compared where their type allows it.
+template <class Op>
+constexpr OpEqualFn op_equal_of() noexcept {
+  if constexpr (builtin_op<Op>::value == BuiltinOp::none && requires(const Op& a, const Op& b) {
+                  { a == b } -> std::convertible_to<bool>;
+                }) {
+    return &ops_equal<Op>;
+  } else {
+    return nullptr;
+  }
+}
 
 template <class T, class Op>
 void combine(const void* op_object, void* inout_bytes, const void* in_bytes, std::size_t n,

@@ -374,6 +374,24 @@ std::string disagreement(const CallView& view) {
   return cross_check(view);
 }
 
+namespace {
+
+// The same op type (equal combine functions), but objects of it may hold different state: each
+// thread would then combine with its own op and the threads' results would differ. Compared
+// where the op type has operator== (Call::op_equal).
+std::string unequal_ops(const CallView& view) {
+  const TeamImpl& team = *view.team;
+  const Call& first = view[0].call;
+  for (int i = 1; i < team.threads(); ++i)
+    if (view[i].call.op_object != first.op_object &&
+        !first.op_equal(first.op_object, view[i].call.op_object))
+      return team.who(0) + " and " + team.who(i) +
+             " passed op objects of the same type that compare unequal (different state)";
+  return {};
+}
+
+}  // namespace
+
 CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
   const CallView view = team.begin_call(me, std::move(d), carry);
   // Equal fingerprints: every thread published its descriptor. These checks read memory the
@@ -381,6 +399,13 @@ CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
   // error before all are done reading; all reach the same verdict and wait alike.
   const CallDescriptor& first = view[0];
   std::string problem = disagreement(view);
+  if (problem.empty() && first.call.op_equal) {
+    // The op objects live in their callers' frames, and a thread may return as soon as its own
+    // part is done (carried calls have no closing rendezvous): nobody leaves before every thread
+    // has compared. Not in calls led by arrival (dynamic), whose early threads have left already.
+    problem = unequal_ops(view);
+    if (problem.empty()) team.sync(me);
+  }
   if (problem.empty() && team.checks_processes()) {
     // Before any data moves, the processes compare their calls: thread 0 asks, the others wait.
     const std::uint64_t s = team.next_step(me);

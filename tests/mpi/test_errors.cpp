@@ -310,6 +310,41 @@ TEST(Errors, UserOpThrowingInsideMpiIsContained) {
   EXPECT_GE(threw_total, 4);
 }
 
+// User op objects of the same type but different state on different threads: each thread would
+// combine with its own op and the results would differ between threads. Where the op type has
+// operator== (here a defaulted one, also through tlc::commutative), every thread gets the same
+// tlc::Error (mismatch) before any data moves, and the team stays usable. Equal objects pass.
+struct Weighted {
+  double weight;
+  double operator()(const double& a, const double& b) const { return a + weight * b; }
+  friend bool operator==(const Weighted&, const Weighted&) = default;
+};
+
+TEST(Errors, UserOpObjectsThatCompareUnequalAreRejected) {
+  const auto weight_of = [](const tlc::Thread& me) { return me.local_index() == 1 ? 2.0 : 1.0; };
+  expect_everyone(probe(3,
+                        [&](tlc::Thread& me, auto& send, auto& recv) {
+                          me.allreduce(std::span<const double>(send), std::span<double>(recv),
+                                       Weighted{weight_of(me)});
+                        }),
+                  tlc::Errc::mismatch, "compare unequal");
+  expect_everyone(probe(3,
+                        [&](tlc::Thread& me, auto& send, auto& recv) {
+                          me.scan(std::span<const double>(send), std::span<double>(recv),
+                                  tlc::commutative(Weighted{weight_of(me)}));
+                        }),
+                  tlc::Errc::mismatch, "compare unequal");
+  // Equal state: no error.
+  tlc::Team team(MPI_COMM_WORLD, test_options(3));
+  std::atomic<int> wrong{0};
+  team.run([&](tlc::Thread& me) {
+    double x = 1;
+    me.allreduce(std::span<double>(&x, 1), Weighted{1.0});
+    if (x != me.size()) wrong.fetch_add(1);
+  });
+  EXPECT_EQ(wrong.load(), 0);
+}
+
 TEST(Errors, AttachedThreadLeavingWithExceptionAbortsTeam) {
   tlc::Team team(MPI_COMM_WORLD, test_options(2));
   std::atomic<bool> woke{false};
