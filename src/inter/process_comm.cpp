@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -449,15 +450,25 @@ void ProcessComm::bcast(void* buf, std::size_t bytes, int root) {
       });
 }
 
+// MPI_IN_PLACE in allreduce and allgather must be given by all processes or by none (MPI 4.0
+// sections 6.9.6 and 6.7), and tlc's processes differ: a one-thread process reduces the caller's
+// buffers (the direct form) while the others reduce staging in place. MPICH tolerates the mix;
+// Open MPI's libnbc picks its algorithm by it (in place: binomial; not: reduce-scatter +
+// allgather from 64 KiB at 4 processes), so the processes ran different schedules: wrong sums
+// from the second half on, MPI_ERR_TRUNCATE, hangs. Both always run in place here: the send
+// block is copied into recv first, which MPI's out-of-place algorithms do internally anyway.
 void ProcessComm::allreduce(const void* send, void* buf, std::size_t count, const Call& c) {
   if (count == 0) return;
+  if (send && send != buf) std::memcpy(buf, send, count * c.type.size);
   Reduction red(c, user_op_commutative_, user_op_ordered_);
-  const void* s = send ? send : MPI_IN_PLACE;
   call(
       "MPI_Allreduce",
-      [&] { return MPI_Allreduce_c(s, buf, mpi_count(count), red.type(), red.op(), comm_); },
+      [&] {
+        return MPI_Allreduce_c(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_);
+      },
       [&](MPI_Request* r) {
-        return MPI_Iallreduce_c(s, buf, mpi_count(count), red.type(), red.op(), comm_, r);
+        return MPI_Iallreduce_c(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_,
+                                r);
       });
   red.rethrow_if_failed();
 }
@@ -543,14 +554,19 @@ void ProcessComm::allgatherv_in_place(void* buf, std::span<const MPI_Count> byte
       });
 }
 
+// In place on every process, as allreduce above.
 void ProcessComm::allgather(const void* send, void* recv, std::size_t bytes) {
   const auto count = static_cast<MPI_Count>(bytes);
-  const void* from = send ? send : MPI_IN_PLACE;
+  auto* mine = static_cast<std::byte*>(recv) + static_cast<std::size_t>(rank_) * bytes;
+  if (send && send != mine && bytes > 0) std::memcpy(mine, send, bytes);
   call(
       "MPI_Allgather",
-      [&] { return MPI_Allgather_c(from, count, MPI_BYTE, recv, count, MPI_BYTE, comm_); },
+      [&] {
+        return MPI_Allgather_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, MPI_BYTE, comm_);
+      },
       [&](MPI_Request* r) {
-        return MPI_Iallgather_c(from, count, MPI_BYTE, recv, count, MPI_BYTE, comm_, r);
+        return MPI_Iallgather_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, MPI_BYTE, comm_,
+                                r);
       });
 }
 

@@ -94,7 +94,8 @@ class ProcessComm {
   void allreduce_in_place(void* buf, std::size_t count, const Call& call) {
     allreduce(nullptr, buf, count, call);
   }
-  // recv = the reduction of every process's send (in place when send is null).
+  // recv = the reduction of every process's send (in place when send is null). MPI always runs
+  // in place: a send block is first copied into recv.
   void allreduce(const void* send, void* recv, std::size_t count, const Call& call);
   // In place at the root (result in buf there); buf is only read elsewhere.
   void reduce_in_place(void* buf, std::size_t count, const Call& call, int root);
@@ -112,7 +113,7 @@ class ProcessComm {
   void allgatherv_in_place(void* buf, std::span<const MPI_Count> bytes,
                            std::span<const MPI_Aint> displs);
   // Every process contributes `bytes` bytes, gathered in rank order into recv (in place, its own
-  // block already at recv + rank() * bytes, when send is null).
+  // block already at recv + rank() * bytes, when send is null). MPI always runs in place.
   void allgather(const void* send, void* recv, std::size_t bytes);
   // Blocks of `bytes` bytes per process, in rank order on both sides; send and recv separate.
   void alltoall(const void* send, void* recv, std::size_t bytes);
