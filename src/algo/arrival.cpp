@@ -616,6 +616,7 @@ void reduce_by_blocks(TeamImpl& team, int me, CallDescriptor d) {
   }
   const std::uint64_t m = arrival->m;
   everybody = m * static_cast<std::uint64_t>(threads);
+  team.waiter().notify();  // the others may be waiting for this arrival
   const int parity = arrival->parity;
   const TeamImpl::CallView view{&team, parity};
   auto* output = static_cast<std::byte*>(c.recv);
