@@ -113,6 +113,21 @@ Planner::Planner(const TeamShape& shape, const PlanSettings& settings)
     }
 }
 
+int choice_fingerprint(const PlanSettings& settings) noexcept {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  auto mix = [&h](std::uint64_t value) {
+    h ^= value;
+    h *= 1099511628211ull;
+  };
+  for (const std::optional<Override>& o : settings.forced) {
+    mix(o ? 1u + static_cast<unsigned>(o->algorithm) : 0u);
+    mix(o && o->form ? 1u + static_cast<unsigned>(*o->form) : 0u);
+  }
+  mix(settings.arrival_leaders ? 1 : 0);
+  mix(settings.fallback_error ? 1 : 0);
+  return static_cast<int>((h ^ (h >> 32)) & 0x3fffffffu);
+}
+
 Planner& Planner::operator=(const Planner& other) {
   if (this != &other) {
     shape_ = other.shape_;

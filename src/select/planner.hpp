@@ -86,6 +86,11 @@ struct PlanQuery {
   bool in_place = false;
 };
 
+// A digest of the choices that decide plans besides the costs (forced algorithms and forms,
+// leaders by arrival, the fallback policy), compared between processes at team construction:
+// their MPI steps must pair up.
+int choice_fingerprint(const PlanSettings& settings) noexcept;
+
 // Default thresholds (bytes of one thread's contribution).
 inline constexpr std::size_t flat_max_bytes = 2048;
 // Bytes of data the inline form of flat carries in a begin line (team_impl.hpp checks it).

@@ -117,8 +117,10 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   const int check = config.check ? 1 : 0;
   // The cost model's parameters decide the plan, whose MPI calls must pair up.
   const int costs = cost_fingerprint(config.plan.costs, config.plan.measured);
-  int agreed[] = {lanes(), -lanes(), chunk, -chunk, oversubscribed ? 1 : 0,
-                  check,   -check,   costs, -costs};
+  // Forced algorithms and leaders decide which MPI calls a collective makes.
+  const int choices = choice_fingerprint(config.plan);
+  int agreed[] = {lanes(), -lanes(), chunk,   -chunk,  oversubscribed ? 1 : 0, check, -check,
+                  costs,   -costs,   choices, -choices};
   comm_->allreduce_max(agreed);
   // Lanes are made once, one after another in the same order on every process (DESIGN
   // section 5). Every process needs the same number: the lane collectives pair them up.
@@ -139,6 +141,11 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
     throw Error(Errc::invalid_argument,
                 "tlc: TLC_CHECK (TeamOptions::check) is on in some processes and off in others; "
                 "set it the same everywhere");
+  if (agreed[9] != -agreed[10])
+    throw Error(Errc::invalid_argument,
+                "tlc: processes force different algorithms or leaders (TeamOptions::algorithms, "
+                "TLC_ALGO_*, TeamOptions::leaders, TLC_LEADERS, TLC_FALLBACK), so their plans "
+                "could differ; give every process the same");
   if (agreed[7] != -agreed[8])
     throw Error(Errc::invalid_argument,
                 "tlc: processes have different cost model parameters (TeamOptions::tuning_file, "

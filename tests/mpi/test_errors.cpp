@@ -466,6 +466,32 @@ TEST(Errors, DifferentLaneCountsFailEverywhere) {
   EXPECT_NO_THROW(tlc::Team(MPI_COMM_WORLD, o));
 }
 
+// Forced algorithms and leaders decide which MPI calls a collective makes: processes that force
+// different ones (an alltoall led by arrival sends point-to-point, the static one calls
+// MPI_Alltoall) fail team construction on every process instead of hanging in the first call.
+TEST(Errors, DifferentForcedAlgorithmsFailEverywhere) {
+  if (world_size() == 1) GTEST_SKIP() << "needs several processes";
+  for (int variant = 0; variant < 2; ++variant) {
+    tlc::TeamOptions o = test_options(2);
+    if (world_rank() == 0) {
+      if (variant == 0) o.algorithms[tlc::Collective::alltoall] = "dynamic";
+      if (variant == 1) o.leaders = "dynamic";
+    }
+    try {
+      tlc::Team team(MPI_COMM_WORLD, o);
+      ADD_FAILURE() << "variant " << variant << ": different forced choices accepted";
+    } catch (const tlc::Error& e) {
+      EXPECT_EQ(e.code(), tlc::Errc::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find("force different algorithms or leaders"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  tlc::TeamOptions same = test_options(2);
+  same.algorithms[tlc::Collective::alltoall] = "dynamic";
+  EXPECT_NO_THROW(tlc::Team(MPI_COMM_WORLD, same));
+}
+
 // A garbage variable on one process only: that process names it, the others fail too (a hang
 // before TLC_TIMEOUT was read inside the agreed part of team construction).
 TEST(Errors, BadTimeoutVariableOnOneProcessFailsEverywhere) {
