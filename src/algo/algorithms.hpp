@@ -27,6 +27,10 @@ void run_across_processes(TeamImpl& team, int me, CallDescriptor d, const Plan& 
 // Calls led by arrival (Algorithm::dynamic: bcast, scatter, reduce, allreduce,
 // reduce_scatter_block, alltoall), one process or several (algo/arrival.cpp).
 void run_led_by_arrival(TeamImpl& team, int me, CallDescriptor d);
+// Points d's contribution at a copy private to the calling thread (algo/entry.cpp), for in-place
+// calls whose output is written while other threads still read the input. The copy lives until
+// the thread's next call that needs one.
+void publish_private_copy(CallDescriptor& d);
 
 // Whether two byte ranges share a byte (empty ranges share none).
 inline bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {

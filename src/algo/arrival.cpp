@@ -349,12 +349,8 @@ void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   // In place across processes: other threads (and MPI) read this thread's blocks while its
   // buffer fills, so they read a private copy. The copy is safe until this thread leaves, and it
   // leaves only after every reader is done. (In one process the entry made the copy already.)
-  if (d.call.in_place && d.contribution == d.call.recv && d.invalid.empty()) {
-    thread_local std::vector<std::byte> copy;
-    if (copy.size() < d.contribution_bytes) copy.resize(d.contribution_bytes);
-    if (d.contribution_bytes) std::memcpy(copy.data(), d.contribution, d.contribution_bytes);
-    d.contribution = copy.data();
-  }
+  if (d.call.in_place && d.contribution == d.call.recv && d.invalid.empty())
+    publish_private_copy(d);
   const Participation arrival(team, me, std::move(d));
   const std::uint64_t m = arrival.m;
   const int parity = arrival.parity, threads = team.threads();
@@ -557,12 +553,8 @@ void reduce_by_blocks(TeamImpl& team, int me, CallDescriptor d) {
   // which is after every reader). An allreduce writes only its own block before the others are
   // done with it.
   if (d.call.in_place && d.call.collective == Collective::reduce_scatter_block &&
-      d.contribution == d.call.recv && d.invalid.empty()) {
-    thread_local std::vector<std::byte> copy;
-    if (copy.size() < d.contribution_bytes) copy.resize(d.contribution_bytes);
-    if (d.contribution_bytes) std::memcpy(copy.data(), d.contribution, d.contribution_bytes);
-    d.contribution = copy.data();
-  }
+      d.contribution == d.call.recv && d.invalid.empty())
+    publish_private_copy(d);
   const Call c = d.call;
   const BlockReduction blocks(team, me, c, d.count);
   const int threads = team.threads(), my_rank = team.global_rank(me), first = team.first_rank();

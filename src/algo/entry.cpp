@@ -13,8 +13,6 @@
 
 namespace tlc::detail {
 
-namespace {
-
 // In-place outputs that single-process algorithms write while other threads may still read
 // the same buffer as input: publish a private copy of the input instead (what MPI
 // implementations do for MPI_IN_PLACE alltoall too).
@@ -24,6 +22,8 @@ void publish_private_copy(CallDescriptor& d) {
   if (d.contribution_bytes) std::memcpy(copy.data(), d.contribution, d.contribution_bytes);
   d.contribution = copy.data();
 }
+
+namespace {
 
 // Whether this single-process call's output overwrites input other threads still read.
 bool in_place_output_races(const CallDescriptor& d, Form form) {
