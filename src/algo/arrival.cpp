@@ -502,7 +502,6 @@ class BlockReduction {
   BlockReduction(TeamImpl& team, int me, const Call& c, std::size_t count)
       : team_(team),
         me_(me),
-        call_(c),
         count_(count),
         e_(c.type.size),
         all_(c.collective == Collective::allreduce) {}
@@ -527,7 +526,6 @@ class BlockReduction {
  private:
   TeamImpl& team_;
   int me_;
-  const Call& call_;
   std::size_t count_, e_;
   bool all_;
 };
@@ -728,7 +726,6 @@ void reduce_by_blocks(TeamImpl& team, int me, CallDescriptor d) {
   } catch (...) {
     finish_failed(std::current_exception());
   }
-  pay_all();  // nothing is owed by now; kept for symmetry with the failed path
   // Every thread here has arrived, so each pays once it stops reading (or fails): waiting
   // cannot outlast them, and must not be cut short by an abort while one still reads.
   wait_for(team, readers_done, "the threads reading this thread's blocks",
