@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <utility>
 
@@ -261,14 +262,40 @@ std::shared_ptr<const TopologyImpl> finish(Loading& loading, hwloc_bitmap_t allo
   return std::make_shared<const TopologyImpl>(loading.release(), allowed, std::move(source));
 }
 
+// This machine as hwloc discovers it, once per process: discovery reads every PCI device's
+// configuration through the kernel, too slow to repeat for every team. The machine does not
+// change while the process runs; the process's binding can, so detect() reads that each time.
+class DiscoveredMachine {
+ public:
+  // A private copy of the discovered topology (hwloc_topology_dup does not rediscover).
+  static void copy_into(Loading& loading) {
+    static DiscoveredMachine machine;  // a throw leaves it to the next call to try again
+    std::lock_guard<std::mutex> hold(machine.copying_);
+    hwloc_topology_t copy = nullptr;
+    if (hwloc_topology_dup(&copy, machine.loaded_.topology) != 0)
+      throw Error(Errc::topology,
+                  std::string("tlc: hwloc could not copy this machine's topology: ") +
+                      std::strerror(errno));
+    hwloc_topology_destroy(loading.release());
+    loading.topology = copy;
+  }
+
+ private:
+  DiscoveredMachine() {
+    keep_network_devices(loaded_.topology);
+    if (hwloc_topology_load(loaded_.topology) != 0)
+      throw Error(Errc::topology, std::string("tlc: hwloc could not discover this machine: ") +
+                                      std::strerror(errno));
+  }
+  Loading loaded_;
+  std::mutex copying_;
+};
+
 }  // namespace
 
 Topology Topology::detect() {
   Loading loading;
-  keep_network_devices(loading.topology);
-  if (hwloc_topology_load(loading.topology) != 0)
-    throw Error(Errc::topology,
-                std::string("tlc: hwloc could not discover this machine: ") + std::strerror(errno));
+  DiscoveredMachine::copy_into(loading);
   hwloc_const_bitmap_t machine = hwloc_topology_get_allowed_cpuset(loading.topology);
   hwloc_bitmap_t allowed = alloc_bitmap();
   // The launcher's binding (mpiexec --bind-to, taskset, srun --cpu-bind) is what this process
