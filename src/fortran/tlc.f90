@@ -60,6 +60,7 @@ module tlc
   public :: tlc_op_create, tlc_op_free
   public :: tlc_barrier, tlc_bcast, tlc_reduce, tlc_allreduce, tlc_scan, tlc_exscan
   public :: tlc_reduce_scatter_block, tlc_allgather, tlc_gather, tlc_scatter, tlc_alltoall
+  public :: tlc_allgatherv, tlc_gatherv, tlc_scatterv, tlc_alltoallv
 
   ! Mirrors tlc_team_options of tlc.h, field by field.
   type, bind(c) :: c_team_options
@@ -191,6 +192,51 @@ module tlc
       integer(c_int), value :: root
       integer(c_int) :: status
     end function c_rooted
+    ! The v-variants: counts and displacements as C ints, with their lengths
+    function c_allgatherv(me, send, recv, counts, n_counts, displs, n_displs) &
+      bind(c, name="tlc_f_allgatherv") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in) :: send
+      type(*), dimension(..), intent(inout) :: recv
+      integer(c_int), intent(in) :: counts(*), displs(*)
+      integer(c_int), value :: n_counts, n_displs
+      integer(c_int) :: status
+    end function c_allgatherv
+    function c_gatherv(me, send, recv, counts, n_counts, displs, n_displs, root) &
+      bind(c, name="tlc_f_gatherv") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in) :: send
+      type(*), dimension(..), intent(inout) :: recv
+      integer(c_int), intent(in) :: counts(*), displs(*)
+      integer(c_int), value :: n_counts, n_displs, root
+      integer(c_int) :: status
+    end function c_gatherv
+    function c_scatterv(me, send, counts, n_counts, displs, n_displs, recv, root) &
+      bind(c, name="tlc_f_scatterv") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in) :: send
+      integer(c_int), intent(in) :: counts(*), displs(*)
+      integer(c_int), value :: n_counts, n_displs
+      type(*), dimension(..), intent(inout) :: recv
+      integer(c_int), value :: root
+      integer(c_int) :: status
+    end function c_scatterv
+    function c_alltoallv(me, send, send_counts, n_send_counts, send_displs, n_send_displs, &
+                         recv, recv_counts, n_recv_counts, recv_displs, n_recv_displs) &
+      bind(c, name="tlc_f_alltoallv") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in) :: send
+      integer(c_int), intent(in) :: send_counts(*), send_displs(*)
+      integer(c_int), value :: n_send_counts, n_send_displs
+      type(*), dimension(..), intent(inout) :: recv
+      integer(c_int), intent(in) :: recv_counts(*), recv_displs(*)
+      integer(c_int), value :: n_recv_counts, n_recv_displs
+      integer(c_int) :: status
+    end function c_alltoallv
   end interface
 
   ! The C functions of one shape, by name.
@@ -504,5 +550,65 @@ contains
     integer, intent(out), optional :: ierr
     call finish(c_alltoall(me%handle, send, recv), 'tlc_alltoall', ierr)
   end subroutine tlc_alltoall
+
+  ! The v-variants. counts and displs have one entry per rank; displacements count elements from
+  ! the start of the buffer, starting at 0 (as in MPI). Blocks may not overlap in a receive
+  ! buffer.
+
+  ! recv(displs(q) + 1 : displs(q) + counts(q)) = the send buffer of rank q (counts(q) elements).
+  ! send may be TLC_IN_PLACE: the caller's block is already in recv.
+  subroutine tlc_allgatherv(me, send, recv, counts, displs, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(in) :: send
+    type(*), dimension(..), contiguous, intent(inout) :: recv
+    integer, intent(in) :: counts(:), displs(:)
+    integer, intent(out), optional :: ierr
+    call finish(c_allgatherv(me%handle, send, recv, int(counts, c_int), size(counts, kind=c_int), &
+                             int(displs, c_int), size(displs, kind=c_int)), 'tlc_allgatherv', ierr)
+  end subroutine tlc_allgatherv
+
+  ! The same at the root only; recv, counts and displs are read at the root only (send may be
+  ! TLC_IN_PLACE there).
+  subroutine tlc_gatherv(me, send, recv, counts, displs, root, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(in) :: send
+    type(*), dimension(..), contiguous, intent(inout) :: recv
+    integer, intent(in) :: counts(:), displs(:), root
+    integer, intent(out), optional :: ierr
+    call finish(c_gatherv(me%handle, send, recv, int(counts, c_int), size(counts, kind=c_int), &
+                          int(displs, c_int), size(displs, kind=c_int), int(root, c_int)), &
+                'tlc_gatherv', ierr)
+  end subroutine tlc_gatherv
+
+  ! recv of rank q = send(displs(q) + 1 : displs(q) + counts(q)) of the root; send, counts and
+  ! displs are read at the root only, where recv may be TLC_IN_PLACE.
+  subroutine tlc_scatterv(me, send, counts, displs, recv, root, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(in) :: send
+    integer, intent(in) :: counts(:), displs(:)
+    type(*), dimension(..), contiguous, intent(inout) :: recv
+    integer, intent(in) :: root
+    integer, intent(out), optional :: ierr
+    call finish(c_scatterv(me%handle, send, int(counts, c_int), size(counts, kind=c_int), &
+                           int(displs, c_int), size(displs, kind=c_int), recv, int(root, c_int)), &
+                'tlc_scatterv', ierr)
+  end subroutine tlc_scatterv
+
+  ! send_counts(q) elements of send from send_displs(q) go to rank q, which receives them at
+  ! recv_displs(p) (recv_counts(p) elements, equal to what rank p sends it).
+  subroutine tlc_alltoallv(me, send, send_counts, send_displs, recv, recv_counts, recv_displs, &
+                           ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), contiguous, intent(in) :: send
+    integer, intent(in) :: send_counts(:), send_displs(:)
+    type(*), dimension(..), contiguous, intent(inout) :: recv
+    integer, intent(in) :: recv_counts(:), recv_displs(:)
+    integer, intent(out), optional :: ierr
+    call finish(c_alltoallv(me%handle, send, int(send_counts, c_int), &
+                            size(send_counts, kind=c_int), int(send_displs, c_int), &
+                            size(send_displs, kind=c_int), recv, int(recv_counts, c_int), &
+                            size(recv_counts, kind=c_int), int(recv_displs, c_int), &
+                            size(recv_displs, kind=c_int)), 'tlc_alltoallv', ierr)
+  end subroutine tlc_alltoallv
 
 end module tlc

@@ -6,6 +6,7 @@
 #include <ISO_Fortran_binding.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <tlc/tlc.h>
 
@@ -18,6 +19,7 @@ typedef struct buffer {
   tlc_datatype type;
   bool in_place;
   bool as_bytes; /* a type tlc has no element type for, moved as bytes */
+  size_t scale;  /* tlc elements per Fortran element: the element's bytes when as_bytes, else 1 */
 } buffer;
 
 typedef struct failure {
@@ -30,6 +32,7 @@ static bool read_buffer(const CFI_cdesc_t* d, const char* function, const char* 
   b->data = d->base_addr;
   b->in_place = d->base_addr == &tlc_fortran_in_place;
   b->as_bytes = false;
+  b->scale = 1;
   b->type = TLC_BYTE; /* replaced below; stays for TLC_IN_PLACE, which has no type */
   b->count = 1;
   for (int i = 0; i < d->rank; ++i) b->count *= (size_t)d->dim[i].extent;
@@ -78,6 +81,7 @@ static bool read_buffer(const CFI_cdesc_t* d, const char* function, const char* 
   b->type = TLC_BYTE;
   b->count *= d->elem_len;
   b->as_bytes = true;
+  b->scale = d->elem_len;
   return true;
 }
 
@@ -272,4 +276,157 @@ int tlc_f_alltoall(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv) {
     return reject(me, &f);
   }
   return tlc_alltoall(me, s.in_place ? TLC_IN_PLACE : s.data, r.data, r.count / size, r.type);
+}
+
+/* --- The v-variants ---------------------------------------------------------------------------
+ * Counts and displacements come from Fortran as default integers, one per rank, displacements
+ * in elements from the start of the buffer (0-based, as in MPI). */
+
+typedef struct layout {
+  size_t* counts; /* in tlc elements (bytes for a type moved as bytes) */
+  size_t* displs;
+  size_t extent; /* elements the layout reaches into its buffer */
+} layout;
+
+static void free_layout(layout* l) {
+  free(l->counts);
+  free(l->displs);
+  l->counts = l->displs = NULL;
+}
+
+/* Reads one rank's counts and displacements for a buffer of b->count elements; false (and a
+ * message) for the wrong number of entries, a negative entry, or a block past the buffer's end. */
+static bool read_layout(tlc_participant* me, const char* function, const char* what,
+                        const buffer* b, const int* counts, int n_counts, const int* displs,
+                        int n_displs, layout* l, failure* f) {
+  const int size = tlc_size(me);
+  if (n_counts != size || n_displs != size) {
+    snprintf(f->message, sizeof f->message,
+             "%s: %s counts and displacements have %d and %d entries; expected one per rank (%d)",
+             function, what, n_counts, n_displs, size);
+    return false;
+  }
+  l->counts = malloc((size_t)size * sizeof *l->counts);
+  l->displs = malloc((size_t)size * sizeof *l->displs);
+  l->extent = 0;
+  if (l->counts == NULL || l->displs == NULL) {
+    snprintf(f->message, sizeof f->message, "%s: out of memory for the %s counts", function, what);
+    return false;
+  }
+  for (int i = 0; i < size; ++i) {
+    if (counts[i] < 0 || displs[i] < 0) {
+      snprintf(f->message, sizeof f->message, "%s: %s %s(%d) is negative (%d)", function, what,
+               counts[i] < 0 ? "counts" : "displs", i + 1, counts[i] < 0 ? counts[i] : displs[i]);
+      return false;
+    }
+    l->counts[i] = (size_t)counts[i] * b->scale;
+    l->displs[i] = (size_t)displs[i] * b->scale;
+    if (l->counts[i] > 0 && l->displs[i] + l->counts[i] > l->extent)
+      l->extent = l->displs[i] + l->counts[i];
+  }
+  if (l->extent > b->count) {
+    snprintf(f->message, sizeof f->message,
+             "%s: %s holds %zu elements, its counts and displacements reach element %zu",
+             function, what, b->count / b->scale, l->extent / b->scale);
+    return false;
+  }
+  return true;
+}
+
+static bool in_place_fails(failure* f, const char* function, const char* what) {
+  snprintf(f->message, sizeof f->message, "%s: %s cannot be TLC_IN_PLACE", function, what);
+  return true;
+}
+
+static bool types_fail(failure* f, const char* function) {
+  snprintf(f->message, sizeof f->message, "%s: send and recv have different types", function);
+  return true;
+}
+
+int tlc_f_allgatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
+                     int n_counts, const int* displs, int n_displs) {
+  const char* function = "tlc_allgatherv";
+  buffer s, r;
+  failure f;
+  layout l = {NULL, NULL, 0};
+  int status;
+  if (!read_pair(send, recv, function, false, &s, &r, &f) ||
+      (r.in_place && in_place_fails(&f, function, "recv")) ||
+      !read_layout(me, function, "recv", &r, counts, n_counts, displs, n_displs, &l, &f))
+    status = reject(me, &f);
+  else
+    status = tlc_allgatherv(me, s.in_place ? TLC_IN_PLACE : s.data, s.count, r.data, l.counts,
+                            l.displs, r.type);
+  free_layout(&l);
+  return status;
+}
+
+int tlc_f_gatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
+                  int n_counts, const int* displs, int n_displs, int root) {
+  const char* function = "tlc_gatherv";
+  const bool at_root = tlc_rank(me) == root;
+  buffer s, r;
+  failure f;
+  layout l = {NULL, NULL, 0};
+  int status;
+  if (!read_pair(send, recv, function, false, &s, &r, &f) ||
+      (at_root && r.in_place && in_place_fails(&f, function, "recv")) ||
+      (!at_root && s.in_place && in_place_fails(&f, function, "send at a rank other than the root")) ||
+      (at_root &&
+       !read_layout(me, function, "recv", &r, counts, n_counts, displs, n_displs, &l, &f)))
+    status = reject(me, &f);
+  else
+    status = tlc_gatherv(me, s.in_place ? TLC_IN_PLACE : s.data, s.count,
+                         at_root ? r.data : NULL, l.counts, l.displs, s.in_place ? r.type : s.type,
+                         root);
+  free_layout(&l);
+  return status;
+}
+
+int tlc_f_scatterv(tlc_participant* me, CFI_cdesc_t* send, const int* counts, int n_counts,
+                   const int* displs, int n_displs, CFI_cdesc_t* recv, int root) {
+  const char* function = "tlc_scatterv";
+  const bool at_root = tlc_rank(me) == root;
+  buffer s, r;
+  failure f;
+  layout l = {NULL, NULL, 0};
+  int status;
+  /* As in tlc_f_scatter: send is read at the root only, so elsewhere its type does not matter. */
+  if (!read_buffer(send, function, "send", &s, &f) || !read_buffer(recv, function, "recv", &r, &f) ||
+      (s.in_place && in_place_fails(&f, function, "send")) ||
+      (!at_root && r.in_place && in_place_fails(&f, function, "recv at a rank other than the root")) ||
+      (at_root && !r.in_place && s.type != r.type && types_fail(&f, function)) ||
+      (at_root &&
+       !read_layout(me, function, "send", &s, counts, n_counts, displs, n_displs, &l, &f)))
+    status = reject(me, &f);
+  else
+    status = tlc_scatterv(me, at_root ? s.data : NULL, l.counts, l.displs,
+                          r.in_place ? TLC_IN_PLACE : r.data, r.count, r.in_place ? s.type : r.type,
+                          root);
+  free_layout(&l);
+  return status;
+}
+
+int tlc_f_alltoallv(tlc_participant* me, CFI_cdesc_t* send, const int* send_counts,
+                    int n_send_counts, const int* send_displs, int n_send_displs,
+                    CFI_cdesc_t* recv, const int* recv_counts, int n_recv_counts,
+                    const int* recv_displs, int n_recv_displs) {
+  const char* function = "tlc_alltoallv";
+  buffer s, r;
+  failure f;
+  layout sl = {NULL, NULL, 0}, rl = {NULL, NULL, 0};
+  int status;
+  if (!read_pair(send, recv, function, false, &s, &r, &f) ||
+      (s.in_place && in_place_fails(&f, function, "send")) ||
+      (r.in_place && in_place_fails(&f, function, "recv")) ||
+      !read_layout(me, function, "send", &s, send_counts, n_send_counts, send_displs,
+                   n_send_displs, &sl, &f) ||
+      !read_layout(me, function, "recv", &r, recv_counts, n_recv_counts, recv_displs,
+                   n_recv_displs, &rl, &f))
+    status = reject(me, &f);
+  else
+    status = tlc_alltoallv(me, s.data, sl.counts, sl.displs, r.data, rl.counts, rl.displs, r.type);
+  free_layout(&sl);
+  free_layout(&rl);
+  return status;
 }

@@ -76,7 +76,9 @@ program test_fortran
   integer :: threads, fails, total, worst, user_op
   integer :: r, p, i, j, k, q, ierr
   integer(int32) :: xi(10), yi(10), gi(3), ai(2, 16), bi(2, 16), gather2(3, 16)
-  integer(int32), allocatable :: all_i(:)
+  integer(int32), allocatable :: all_i(:), vsend(:), vrecv(:), vfull(:), vmine(:)
+  integer, allocatable :: vcounts(:), vdispls(:), scounts(:), sdispls(:), rcounts(:), rdispls(:)
+  integer :: n
   integer(int64) :: xl(2, 2, 2), yl(2, 2, 2), aff(5), aff_all(5), aff_scan(5), ref
   real(real32) :: s, ssum
   real(real64) :: xd(3, 4), yd(3, 4), bd(6), rd(2), sd(32), section(10), packed(5)
@@ -93,7 +95,8 @@ program test_fortran
   !$omp parallel num_threads(threads) default(shared) &
   !$omp   private(me, fails, total, r, p, i, j, k, q, ierr, xi, yi, gi, ai, bi, gather2, all_i, &
   !$omp           xl, yl, aff, aff_all, aff_scan, ref, s, ssum, xd, yd, bd, rd, sd, section, &
-  !$omp           packed, gd, z, flag, any_flag) reduction(max:worst)
+  !$omp           packed, gd, z, flag, any_flag, vsend, vrecv, vfull, vmine, vcounts, vdispls, &
+  !$omp           scounts, sdispls, rcounts, rdispls, n) reduction(max:worst)
   fails = 0
   call tlc_team_attach(team, omp_get_thread_num(), me)
   r = tlc_rank(me)
@@ -238,6 +241,75 @@ program test_fortran
   call tlc_allgather(me, r, all_i)
   call check(all(all_i == [(q, q = 0, p - 1)]), 'allgather scalar', r, fails)
   deallocate (all_i)
+
+  ! The v-variants: rank q's block holds q + 1 elements, blocks one element apart in the
+  ! gathered layout (the gaps must stay untouched).
+  allocate (vcounts(p), vdispls(p))
+  vcounts = [(q + 1, q = 0, p - 1)]
+  vdispls(1) = 0
+  do q = 2, p
+    vdispls(q) = vdispls(q - 1) + vcounts(q - 1) + 1
+  end do
+  n = vdispls(p) + vcounts(p)
+  allocate (vsend(r + 1), vrecv(n), vfull(n), vmine(r + 1))
+  vsend = [(r * 100 + k, k = 1, r + 1)]
+  vrecv = -1
+  call tlc_allgatherv(me, vsend, vrecv, vcounts, vdispls)
+  do q = 0, p - 1
+    call check(all(vrecv(vdispls(q + 1) + 1:vdispls(q + 1) + vcounts(q + 1)) == &
+                   [(q * 100 + k, k = 1, q + 1)]), 'allgatherv', r, fails)
+    if (q < p - 1) call check(vrecv(vdispls(q + 2)) == -1, 'allgatherv wrote a gap', r, fails)
+  end do
+  vrecv = -1
+  call tlc_gatherv(me, vsend, vrecv, vcounts, vdispls, p - 1)
+  do q = 0, p - 1
+    if (r == p - 1) then
+      call check(all(vrecv(vdispls(q + 1) + 1:vdispls(q + 1) + vcounts(q + 1)) == &
+                     [(q * 100 + k, k = 1, q + 1)]), 'gatherv', r, fails)
+    else
+      call check(all(vrecv == -1), 'gatherv wrote a non-root recv', r, fails)
+    end if
+  end do
+  vfull = -1
+  if (r == 0) then
+    do q = 0, p - 1
+      vfull(vdispls(q + 1) + 1:vdispls(q + 1) + vcounts(q + 1)) = [(q * 1000 + k, k = 1, q + 1)]
+    end do
+  end if
+  vmine = -1
+  call tlc_scatterv(me, vfull, vcounts, vdispls, vmine, 0)
+  call check(all(vmine == [(r * 1000 + k, k = 1, r + 1)]), 'scatterv', r, fails)
+  ! alltoallv: rank r sends q + 1 elements to rank q, so it receives r + 1 from everyone.
+  allocate (scounts(p), sdispls(p), rcounts(p), rdispls(p))
+  scounts = vcounts
+  sdispls = [(q * (q + 1) / 2, q = 0, p - 1)]
+  rcounts = r + 1
+  rdispls = [((r + 1) * q, q = 0, p - 1)]
+  deallocate (vsend, vrecv)
+  allocate (vsend(p * (p + 1) / 2), vrecv((r + 1) * p))
+  do q = 0, p - 1
+    vsend(sdispls(q + 1) + 1:sdispls(q + 1) + scounts(q + 1)) = [(r * 100 + q * 10 + k, k = 1, q + 1)]
+  end do
+  vrecv = -1
+  call tlc_alltoallv(me, vsend, scounts, sdispls, vrecv, rcounts, rdispls)
+  do q = 0, p - 1
+    call check(all(vrecv(rdispls(q + 1) + 1:rdispls(q + 1) + r + 1) == &
+                   [(q * 100 + r * 10 + k, k = 1, r + 1)]), 'alltoallv', r, fails)
+  end do
+  ! Their errors: the wrong number of counts, a negative count, a block past the buffer.
+  vrecv = -3
+  call tlc_allgatherv(me, vsend(1:r + 1), vrecv, vcounts(1:p - 1), vdispls, ierr)
+  call check_error(ierr, TLC_ERR_INVALID_ARGUMENT, tlc_error_message(), 'one per rank', &
+                   'allgatherv with one count too few', r, fails)
+  scounts(1) = -1
+  call tlc_alltoallv(me, vsend, scounts, sdispls, vrecv, rcounts, rdispls, ierr)
+  call check_error(ierr, TLC_ERR_INVALID_ARGUMENT, tlc_error_message(), 'negative', &
+                   'alltoallv with a negative count', r, fails)
+  call tlc_allgatherv(me, vsend(1:r + 1), vrecv(1:1), vcounts, vdispls, ierr)
+  call check_error(ierr, TLC_ERR_INVALID_ARGUMENT, tlc_error_message(), 'reach', &
+                   'allgatherv into a recv too short for its displacements', r, fails)
+  call check(all(vrecv == -3), 'a failed v-variant wrote recv', r, fails)
+  deallocate (vcounts, vdispls, scounts, sdispls, rcounts, rdispls, vsend, vrecv, vfull, vmine)
 
   ! Errors through ierr: every thread passes the same bad argument; nothing hangs, nothing is
   ! written, and the team stays usable.
