@@ -1,6 +1,7 @@
 # Dependencies, found the standard way. The installed tlcConfig.cmake re-finds those the package
 # needs (MPI and Threads always; hwloc only for a static libtlc).
-find_package(MPI REQUIRED COMPONENTS CXX)
+# MPI: which one (TLC_MPI) and how tests launch it (TLC_TEST_ENVIRONMENT).
+include(TlcMpi)
 find_package(PkgConfig REQUIRED)
 # hwloc 2's API (I/O type filters, NUMA nodes as memory children).
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET GLOBAL hwloc>=2.0)

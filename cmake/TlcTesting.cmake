@@ -34,7 +34,7 @@ function(tlc_add_mpi_test name)
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
                      $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
     set_tests_properties(${name}.np${np} PROPERTIES TIMEOUT ${TLC_TEST_TIMEOUT} LABELS mpi
-                         PROCESSORS ${np} ENVIRONMENT "TLC_NODE=process;TLC_PIN=0")
+                         PROCESSORS ${np} ENVIRONMENT "${TLC_TEST_ENVIRONMENT}")
   endforeach()
 endfunction()
 
@@ -49,6 +49,6 @@ function(tlc_add_mpi_program_test name target)
                      $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS})
     set_tests_properties(${name}.np${np} PROPERTIES TIMEOUT ${TLC_TEST_TIMEOUT} LABELS mpi
                          PROCESSORS ${np}
-                         ENVIRONMENT "TLC_NODE=process;TLC_PIN=0;${arg_ENVIRONMENT}")
+                         ENVIRONMENT "${TLC_TEST_ENVIRONMENT};${arg_ENVIRONMENT}")
   endforeach()
 endfunction()
