@@ -259,7 +259,9 @@ void print_algorithms(const Settings& settings, const tlc::Placement& plan) {
             << (parallel > 0 ? std::to_string(parallel) +
                                    (parallel == 1 ? " (global-lock build: lanes are serialised)"
                                                   : " (MPICH VCIs)")
-                             : std::string("unknown (assumed: all)"))
+                             : std::string("unknown: the MPI does not say (Open MPI never "
+                                           "does); assumed: all; TLC_COST_LANE_PARALLELISM "
+                                           "sets it"))
             << "\n\nalgorithms:\n";
   for (const auto& a : tlc::algorithms()) {
     std::string forms;

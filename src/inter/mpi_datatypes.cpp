@@ -53,6 +53,12 @@ MPI_Op predefined_op(BuiltinOp op, TypeInfo type) noexcept {
   const bool integer = c == TypeClass::signed_integer || c == TypeClass::unsigned_integer;
   const bool real = integer || c == TypeClass::floating;
   // The groups of MPI 4.0 section 6.9.2: which predefined op applies to which type class.
+#ifdef OMPI_MAJOR_VERSION
+  // Open MPI's vectorised reduction kernels (op/avx, 4.1) add 8- and 16-bit integers with
+  // saturation instead of wrapping around (65531 + 5 gives 65535, not 0; open-mpi/ompi#8045,
+  // closed as won't fix). tlc's own kernel crosses the network as a user op instead.
+  if (op == BuiltinOp::sum && integer && type.size <= 2) return MPI_OP_NULL;
+#endif
   switch (op) {
     case BuiltinOp::sum:
       return real || c == TypeClass::complex_floating ? MPI_SUM : MPI_OP_NULL;

@@ -29,6 +29,7 @@
 #include <tlc/thread.hpp>
 
 #include "inter/mpi_check.hpp"
+#include "inter/mpi_large.hpp"
 #include "inter/process_comm.hpp"
 
 namespace tlc::detail::p2p {
@@ -133,7 +134,7 @@ inline void isend(ProcessComm& lane, const void* data, std::size_t bytes, int to
   if (bytes == 0) return;
   auto lock = lane.serialize();
   check_mpi(
-      MPI_Isend_c(data, static_cast<MPI_Count>(bytes), MPI_BYTE, to, tag, lane.get(), &request),
+      large::isend(data, static_cast<MPI_Count>(bytes), MPI_BYTE, to, tag, lane.get(), &request),
       "MPI_Isend");
 }
 
@@ -143,7 +144,7 @@ inline void irecv(ProcessComm& lane, void* data, std::size_t bytes, int from, in
   if (bytes == 0) return;
   auto lock = lane.serialize();
   check_mpi(
-      MPI_Irecv_c(data, static_cast<MPI_Count>(bytes), MPI_BYTE, from, tag, lane.get(), &request),
+      large::irecv(data, static_cast<MPI_Count>(bytes), MPI_BYTE, from, tag, lane.get(), &request),
       "MPI_Irecv");
 }
 

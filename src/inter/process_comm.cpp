@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 
 #include "inter/mpi_check.hpp"
 #include "inter/mpi_datatypes.hpp"
+#include "inter/mpi_large.hpp"
 
 namespace tlc::detail {
 
@@ -87,6 +89,60 @@ struct UserDatatype {
   }
 };
 
+// Between two MPI_Tests of a polite wait: nothing for the first tests (a punctual partner
+// answers within them), then a yield (the awaited thread may be runnable here), then a short
+// fixed sleep. Non-blocking collectives progress only inside MPI_Test, so every step of a
+// multi-step schedule waits for the next test of each process in it: sleeps that grow with the
+// wait made the whole MPICH test suite far slower (docs/mpi.md) and Open MPI's no faster.
+void pace_polite_wait(int attempt) {
+  if (attempt < 64) return;
+  if (attempt < 256)
+    std::this_thread::yield();
+  else
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+}
+
+// Completes one request of team construction or of a small agreement between processes without
+// holding a core while other processes are late. MPI implementations busy-poll inside blocking
+// calls; on a node with more threads than cores (tests, oversubscribed runs) a process spinning
+// in MPI_Comm_dup or MPI_Allreduce takes the core the late process needs, and every team
+// construction then costs whole scheduler time slices per collective. At construction tlc does
+// not know yet whether the node is oversubscribed, so these waits are always polite
+// (pace_polite_wait).
+void complete_politely(MPI_Request& request, const char* what) {
+  for (int attempt = 0;; ++attempt) {
+    int done = 0;
+    {
+      auto lock = ProcessComm::serialize();
+      check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+    }
+    if (done) return;
+    pace_polite_wait(attempt);
+  }
+}
+
+// Every process of comm has arrived, waited for politely. Precedes the collectives that have no
+// non-blocking form (communicator creation), so that their blocking wait inside MPI is short.
+void polite_barrier(MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  {
+    auto lock = ProcessComm::serialize();
+    check_mpi(MPI_Ibarrier(comm, &request), "MPI_Ibarrier");
+  }
+  complete_politely(request, "MPI_Ibarrier");
+}
+
+// MPI_Allreduce of a few ints, waited for politely.
+void polite_allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                      MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  {
+    auto lock = ProcessComm::serialize();
+    check_mpi(MPI_Iallreduce(send, recv, count, type, op, comm, &request), "MPI_Iallreduce");
+  }
+  complete_politely(request, "MPI_Iallreduce");
+}
+
 }  // namespace
 
 bool check_thread_level() {
@@ -108,34 +164,72 @@ bool check_thread_level() {
   return g_serialize_mpi;
 }
 
-NodeComm::NodeComm(MPI_Comm comm) : parent_(comm) {
-  auto lock = ProcessComm::serialize();
-  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_),
-            "MPI_Comm_split_type");
+namespace {
+
+// The node communicator of a parent communicator, cached on the parent (MPI attribute caching):
+// MPI_Comm_split_type is a blocking collective with no non-blocking form, and every team on the
+// same communicator would split it again. Duplicates of the parent do not inherit it.
+int g_node_keyval = MPI_KEYVAL_INVALID;
+std::once_flag g_node_keyval_once;
+
+int free_node_comm(MPI_Comm, int, void* value, void*) {
+  auto* node = static_cast<MPI_Comm*>(value);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && *node != MPI_COMM_NULL) MPI_Comm_free(node);
+  delete node;
+  return MPI_SUCCESS;
 }
 
-NodeComm::~NodeComm() {
+}  // namespace
+
+NodeComm::NodeComm(MPI_Comm comm) : parent_(comm) {
+  std::call_once(g_node_keyval_once, [] {
+    check_mpi(
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &free_node_comm, &g_node_keyval, nullptr),
+        "MPI_Comm_create_keyval");
+  });
+  {
+    auto lock = ProcessComm::serialize();
+    void* value = nullptr;
+    int found = 0;
+    check_mpi(MPI_Comm_get_attr(comm, g_node_keyval, &value, &found), "MPI_Comm_get_attr");
+    if (found) {
+      node_ = *static_cast<MPI_Comm*>(value);
+      return;
+    }
+  }
+  polite_barrier(comm);
   auto lock = ProcessComm::serialize();
-  if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
+  auto node = std::make_unique<MPI_Comm>(MPI_COMM_NULL);
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, node.get()),
+            "MPI_Comm_split_type");
+  const int rc = MPI_Comm_set_attr(comm, g_node_keyval, node.get());
+  if (rc != MPI_SUCCESS) MPI_Comm_free(node.get());
+  check_mpi(rc, "MPI_Comm_set_attr");
+  node_ = *node.release();
 }
+
+// The node communicator belongs to the parent's attribute.
+NodeComm::~NodeComm() = default;
 
 NodeInfo NodeComm::info(std::uint64_t cpuset_key) {
-  auto lock = ProcessComm::serialize();
   NodeInfo info;
-  MPI_Comm_rank(node_, &info.rank);
-  MPI_Comm_size(node_, &info.size);
+  {
+    auto lock = ProcessComm::serialize();
+    MPI_Comm_rank(node_, &info.rank);
+    MPI_Comm_size(node_, &info.size);
+  }
   std::uint64_t keys[2] = {cpuset_key, ~cpuset_key}, extremes[2] = {0, 0};
-  check_mpi(MPI_Allreduce(keys, extremes, 2, MPI_UINT64_T, MPI_MAX, node_), "MPI_Allreduce");
+  polite_allreduce(keys, extremes, 2, MPI_UINT64_T, MPI_MAX, node_);
   info.same_cpusets = extremes[0] == cpuset_key && extremes[1] == ~cpuset_key;
-  check_mpi(MPI_Allreduce(&info.size, &info.largest, 1, MPI_INT, MPI_MAX, parent_),
-            "MPI_Allreduce");
+  polite_allreduce(&info.size, &info.largest, 1, MPI_INT, MPI_MAX, parent_);
   return info;
 }
 
 int NodeComm::sum(int value) {
-  auto lock = ProcessComm::serialize();
   int total = value;
-  check_mpi(MPI_Allreduce(&value, &total, 1, MPI_INT, MPI_SUM, node_), "MPI_Allreduce");
+  polite_allreduce(&value, &total, 1, MPI_INT, MPI_SUM, node_);
   return total;
 }
 
@@ -145,8 +239,17 @@ int mpi_lane_parallelism() {
   MPI_Finalized(&finalized);
   if (!initialized || finalized) return 0;
   static const int parallelism = [] {
-    int provided = 0;
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return 0;
+#ifdef OMPI_MAJOR_VERSION
+    // Open MPI has no such variable. Its MPI_T_init_thread also overwrites the thread level of
+    // the whole process with the one asked for (up to at least 4.1): asked for below
+    // MPI_THREAD_MULTIPLE, it turned off Open MPI's locking and made MPI_Query_thread report it.
+    return 0;
+#else
+    // The tool interface at the level MPI runs at: the level asked for should not matter, but
+    // nothing is gained by asking for less.
+    int level = MPI_THREAD_SINGLE, provided = 0;
+    MPI_Query_thread(&level);
+    if (MPI_T_init_thread(level, &provided) != MPI_SUCCESS) return 0;
     int result = 0, index = -1;
     if (MPI_T_cvar_get_index("MPIR_CVAR_CH4_NUM_VCIS", &index) == MPI_SUCCESS && index >= 0) {
       MPI_T_cvar_handle handle;
@@ -158,6 +261,7 @@ int mpi_lane_parallelism() {
     }
     MPI_T_finalize();
     return result;
+#endif
   }();
   return parallelism;
 }
@@ -168,17 +272,35 @@ ProcessComm::ProcessComm(MPI_Comm parent, bool lane) {
                                      &g_context_keyval, nullptr),
               "MPI_Type_create_keyval");
   });
+  // Communicator creation agrees on a context id in rounds of collectives inside MPI; its
+  // non-blocking form is completed politely (see complete_politely).
+  MPI_Info info = MPI_INFO_NULL;
+  MPI_Request request = MPI_REQUEST_NULL;
+  {
+    auto lock = serialize();
+    if (lane) {
+      check_mpi(MPI_Info_create(&info), "MPI_Info_create");
+      MPI_Info_set(info, "mpi_assert_no_any_source", "true");
+      MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+    }
+#if MPI_VERSION >= 4
+    const int rc = lane ? MPI_Comm_idup_with_info(parent, info, &comm_, &request)
+                        : MPI_Comm_idup(parent, &comm_, &request);
+#else
+    const int rc = MPI_Comm_idup(parent, &comm_, &request);
+#endif
+    if (rc != MPI_SUCCESS && info != MPI_INFO_NULL) MPI_Info_free(&info);
+    check_mpi(rc, "MPI_Comm_idup");
+  }
+  complete_politely(request, "MPI_Comm_idup");
   auto lock = serialize();
-  if (lane) {
-    MPI_Info info = MPI_INFO_NULL;
-    check_mpi(MPI_Info_create(&info), "MPI_Info_create");
-    MPI_Info_set(info, "mpi_assert_no_any_source", "true");
-    MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
-    const int rc = MPI_Comm_dup_with_info(parent, info, &comm_);
+  if (info != MPI_INFO_NULL) {
+#if MPI_VERSION < 4
+    // MPI 3 has no MPI_Comm_idup_with_info: the hints follow the duplicate (an MPI may ignore
+    // hints set after creation; they only let it match faster).
+    MPI_Comm_set_info(comm_, info);
+#endif
     MPI_Info_free(&info);
-    check_mpi(rc, "MPI_Comm_dup_with_info");
-  } else {
-    check_mpi(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
   }
   check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   MPI_Comm_rank(comm_, &rank_);
@@ -210,8 +332,13 @@ std::unique_lock<std::mutex> ProcessComm::serialize() {
 
 std::vector<int> ProcessComm::allgather(int value) {
   std::vector<int> all(static_cast<std::size_t>(size_));
-  auto lock = serialize();
-  check_mpi(MPI_Allgather(&value, 1, MPI_INT, all.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+  MPI_Request request = MPI_REQUEST_NULL;
+  {
+    auto lock = serialize();
+    check_mpi(MPI_Iallgather(&value, 1, MPI_INT, all.data(), 1, MPI_INT, comm_, &request),
+              "MPI_Iallgather");
+  }
+  complete_politely(request, "MPI_Iallgather");
   return all;
 }
 
@@ -253,26 +380,19 @@ std::vector<std::int64_t> ProcessComm::allgather(std::span<const std::int64_t> m
 
 int ProcessComm::allreduce_max(int value) {
   int result = value;
-  auto lock = serialize();
-  check_mpi(MPI_Allreduce(&value, &result, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce");
+  polite_allreduce(&value, &result, 1, MPI_INT, MPI_MAX, comm_);
   return result;
 }
 
 void ProcessComm::allreduce_max(std::span<int> values) {
-  auto lock = serialize();
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT,
-                          MPI_MAX, comm_),
-            "MPI_Allreduce");
+  polite_allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT, MPI_MAX,
+                   comm_);
 }
 
 void ProcessComm::agree_or_throw(const std::string& local_error, int local_code) {
   const int failed_here = local_error.empty() ? size_ : rank_;
   int first_failed = failed_here;
-  {
-    auto lock = serialize();
-    check_mpi(MPI_Allreduce(&failed_here, &first_failed, 1, MPI_INT, MPI_MIN, comm_),
-              "MPI_Allreduce");
-  }
+  polite_allreduce(&failed_here, &first_failed, 1, MPI_INT, MPI_MIN, comm_);
   if (first_failed == size_) return;
   if (!local_error.empty()) throw Error(static_cast<Errc>(local_code), local_error);
   throw Error(Errc::aborted, "tlc: team construction failed on process " +
@@ -329,11 +449,8 @@ void ProcessComm::poll(Test&& test, const char* what) {
         abort_job(message + "; TLC_TIMEOUT_ACTION=abort ends the job");
       throw Error(Errc::timeout, message);
     }
-    if (!polite_ || attempt < 256) {
-      if (polite_) std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
+    // Oversubscribed: the awaited process needs this core.
+    if (polite_) pace_polite_wait(attempt);
   }
 }
 
@@ -399,6 +516,18 @@ class Reduction {
 
 MPI_Count mpi_count(std::size_t n) { return static_cast<MPI_Count>(n); }
 
+// Open MPI's non-blocking collectives (libnbc, 4.1) take a send buffer equal to the receive
+// buffer for MPI_IN_PLACE and then follow their in-place schedule, while processes whose two
+// buffers differ follow the ordinary one: messages stay unmatched and a later collective on the
+// communicator hangs (an alltoallv of nothing from an empty staging region did). tlc never
+// aliases the two on purpose; they coincide only where the send side moves nothing (an empty
+// send region at the start of a staging buffer, or two null pointers), so that side gets an
+// address of its own.
+const void* apart(const void* send, const void* recv) {
+  static const std::byte nothing{};
+  return send == recv && send != MPI_IN_PLACE ? &nothing : send;
+}
+
 }  // namespace
 
 void ProcessComm::wait_all(std::span<MPI_Request> requests, const char* what) {
@@ -444,9 +573,9 @@ void ProcessComm::barrier() {
 void ProcessComm::bcast(void* buf, std::size_t bytes, int root) {
   if (bytes == 0) return;
   call(
-      "MPI_Bcast", [&] { return MPI_Bcast_c(buf, mpi_count(bytes), MPI_BYTE, root, comm_); },
+      "MPI_Bcast", [&] { return large::bcast(buf, mpi_count(bytes), MPI_BYTE, root, comm_); },
       [&](MPI_Request* r) {
-        return MPI_Ibcast_c(buf, mpi_count(bytes), MPI_BYTE, root, comm_, r);
+        return large::ibcast(buf, mpi_count(bytes), MPI_BYTE, root, comm_, r);
       });
 }
 
@@ -464,11 +593,11 @@ void ProcessComm::allreduce(const void* send, void* buf, std::size_t count, cons
   call(
       "MPI_Allreduce",
       [&] {
-        return MPI_Allreduce_c(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_);
+        return large::allreduce(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_);
       },
       [&](MPI_Request* r) {
-        return MPI_Iallreduce_c(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_,
-                                r);
+        return large::iallreduce(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_,
+                                 r);
       });
   red.rethrow_if_failed();
 }
@@ -486,9 +615,11 @@ void ProcessComm::reduce_in_place(void* buf, std::size_t count, const Call& c, i
   void* recv = rank_ != root ? nullptr : copy_back ? scratch.data() : buf;
   call(
       "MPI_Reduce",
-      [&] { return MPI_Reduce_c(send, recv, mpi_count(count), red.type(), red.op(), root, comm_); },
+      [&] {
+        return large::reduce(send, recv, mpi_count(count), red.type(), red.op(), root, comm_);
+      },
       [&](MPI_Request* r) {
-        return MPI_Ireduce_c(send, recv, mpi_count(count), red.type(), red.op(), root, comm_, r);
+        return large::ireduce(send, recv, mpi_count(count), red.type(), red.op(), root, comm_, r);
       });
   red.rethrow_if_failed();
   if (copy_back) std::memcpy(buf, scratch.data(), count * c.type.size);
@@ -499,12 +630,13 @@ void ProcessComm::reduce_scatter(const void* send, void* recv, std::span<const M
   MPI_Count total = 0;
   for (MPI_Count n : counts) total += n;
   if (total == 0) return;
+  send = apart(send, recv);
   Reduction red(c, user_op_commutative_, user_op_ordered_);
   call(
       "MPI_Reduce_scatter",
-      [&] { return MPI_Reduce_scatter_c(send, recv, counts.data(), red.type(), red.op(), comm_); },
+      [&] { return large::reduce_scatter(send, recv, counts.data(), red.type(), red.op(), comm_); },
       [&](MPI_Request* r) {
-        return MPI_Ireduce_scatter_c(send, recv, counts.data(), red.type(), red.op(), comm_, r);
+        return large::ireduce_scatter(send, recv, counts.data(), red.type(), red.op(), comm_, r);
       });
   red.rethrow_if_failed();
 }
@@ -512,16 +644,17 @@ void ProcessComm::reduce_scatter(const void* send, void* recv, std::span<const M
 void ProcessComm::reduce_scatter_block(const void* send, void* recv, std::size_t count,
                                        const Call& c) {
   if (count == 0) return;
+  send = apart(send, recv);
   Reduction red(c, user_op_commutative_, user_op_ordered_);
   call(
       "MPI_Reduce_scatter_block",
       [&] {
-        return MPI_Reduce_scatter_block_c(send, recv, mpi_count(count), red.type(), red.op(),
-                                          comm_);
+        return large::reduce_scatter_block(send, recv, mpi_count(count), red.type(), red.op(),
+                                           comm_);
       },
       [&](MPI_Request* r) {
-        return MPI_Ireduce_scatter_block_c(send, recv, mpi_count(count), red.type(), red.op(),
-                                           comm_, r);
+        return large::ireduce_scatter_block(send, recv, mpi_count(count), red.type(), red.op(),
+                                            comm_, r);
       });
   red.rethrow_if_failed();
 }
@@ -532,10 +665,10 @@ void ProcessComm::exscan_in_place(void* buf, std::size_t count, const Call& c) {
   call(
       "MPI_Exscan",
       [&] {
-        return MPI_Exscan_c(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_);
+        return large::exscan(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_);
       },
       [&](MPI_Request* r) {
-        return MPI_Iexscan_c(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_, r);
+        return large::iexscan(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_, r);
       });
   red.rethrow_if_failed();
 }
@@ -545,12 +678,12 @@ void ProcessComm::allgatherv_in_place(void* buf, std::span<const MPI_Count> byte
   call(
       "MPI_Allgatherv",
       [&] {
-        return MPI_Allgatherv_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, bytes.data(),
-                                displs.data(), MPI_BYTE, comm_);
+        return large::allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, bytes.data(),
+                                 displs.data(), MPI_BYTE, comm_);
       },
       [&](MPI_Request* r) {
-        return MPI_Iallgatherv_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, bytes.data(),
-                                 displs.data(), MPI_BYTE, comm_, r);
+        return large::iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, bytes.data(),
+                                  displs.data(), MPI_BYTE, comm_, r);
       });
 }
 
@@ -562,21 +695,22 @@ void ProcessComm::allgather(const void* send, void* recv, std::size_t bytes) {
   call(
       "MPI_Allgather",
       [&] {
-        return MPI_Allgather_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, MPI_BYTE, comm_);
+        return large::allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, MPI_BYTE, comm_);
       },
       [&](MPI_Request* r) {
-        return MPI_Iallgather_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, MPI_BYTE, comm_,
-                                r);
+        return large::iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, MPI_BYTE, comm_,
+                                 r);
       });
 }
 
 void ProcessComm::alltoall(const void* send, void* recv, std::size_t bytes) {
   const auto count = static_cast<MPI_Count>(bytes);
+  send = apart(send, recv);
   call(
       "MPI_Alltoall",
-      [&] { return MPI_Alltoall_c(send, count, MPI_BYTE, recv, count, MPI_BYTE, comm_); },
+      [&] { return large::alltoall(send, count, MPI_BYTE, recv, count, MPI_BYTE, comm_); },
       [&](MPI_Request* r) {
-        return MPI_Ialltoall_c(send, count, MPI_BYTE, recv, count, MPI_BYTE, comm_, r);
+        return large::ialltoall(send, count, MPI_BYTE, recv, count, MPI_BYTE, comm_, r);
       });
 }
 
@@ -584,18 +718,18 @@ void ProcessComm::gatherv(const void* send, std::size_t send_bytes, void* recv,
                           std::span<const MPI_Count> bytes, std::span<const MPI_Aint> displs,
                           int root) {
   const bool at_root = rank_ == root;
-  const void* s = at_root ? MPI_IN_PLACE : send;
+  const void* s = at_root ? MPI_IN_PLACE : apart(send, recv);
   call(
       "MPI_Gatherv",
       [&] {
-        return MPI_Gatherv_c(s, mpi_count(send_bytes), MPI_BYTE, recv,
-                             at_root ? bytes.data() : nullptr, at_root ? displs.data() : nullptr,
-                             MPI_BYTE, root, comm_);
+        return large::gatherv(s, mpi_count(send_bytes), MPI_BYTE, recv,
+                              at_root ? bytes.data() : nullptr, at_root ? displs.data() : nullptr,
+                              MPI_BYTE, root, comm_);
       },
       [&](MPI_Request* r) {
-        return MPI_Igatherv_c(s, mpi_count(send_bytes), MPI_BYTE, recv,
-                              at_root ? bytes.data() : nullptr, at_root ? displs.data() : nullptr,
-                              MPI_BYTE, root, comm_, r);
+        return large::igatherv(s, mpi_count(send_bytes), MPI_BYTE, recv,
+                               at_root ? bytes.data() : nullptr, at_root ? displs.data() : nullptr,
+                               MPI_BYTE, root, comm_, r);
       });
 }
 
@@ -604,17 +738,18 @@ void ProcessComm::scatterv(const void* send, std::span<const MPI_Count> bytes,
                            int root) {
   const bool at_root = rank_ == root;
   void* rv = at_root ? MPI_IN_PLACE : recv;
+  if (!at_root) send = apart(send, recv);
   call(
       "MPI_Scatterv",
       [&] {
-        return MPI_Scatterv_c(send, at_root ? bytes.data() : nullptr,
-                              at_root ? displs.data() : nullptr, MPI_BYTE, rv,
-                              mpi_count(recv_bytes), MPI_BYTE, root, comm_);
+        return large::scatterv(send, at_root ? bytes.data() : nullptr,
+                               at_root ? displs.data() : nullptr, MPI_BYTE, rv,
+                               mpi_count(recv_bytes), MPI_BYTE, root, comm_);
       },
       [&](MPI_Request* r) {
-        return MPI_Iscatterv_c(send, at_root ? bytes.data() : nullptr,
-                               at_root ? displs.data() : nullptr, MPI_BYTE, rv,
-                               mpi_count(recv_bytes), MPI_BYTE, root, comm_, r);
+        return large::iscatterv(send, at_root ? bytes.data() : nullptr,
+                                at_root ? displs.data() : nullptr, MPI_BYTE, rv,
+                                mpi_count(recv_bytes), MPI_BYTE, root, comm_, r);
       });
 }
 
@@ -622,15 +757,16 @@ void ProcessComm::alltoallv(const void* send, std::span<const MPI_Count> send_by
                             std::span<const MPI_Aint> send_displs, void* recv,
                             std::span<const MPI_Count> recv_bytes,
                             std::span<const MPI_Aint> recv_displs) {
+  send = apart(send, recv);
   call(
       "MPI_Alltoallv",
       [&] {
-        return MPI_Alltoallv_c(send, send_bytes.data(), send_displs.data(), MPI_BYTE, recv,
-                               recv_bytes.data(), recv_displs.data(), MPI_BYTE, comm_);
+        return large::alltoallv(send, send_bytes.data(), send_displs.data(), MPI_BYTE, recv,
+                                recv_bytes.data(), recv_displs.data(), MPI_BYTE, comm_);
       },
       [&](MPI_Request* r) {
-        return MPI_Ialltoallv_c(send, send_bytes.data(), send_displs.data(), MPI_BYTE, recv,
-                                recv_bytes.data(), recv_displs.data(), MPI_BYTE, comm_, r);
+        return large::ialltoallv(send, send_bytes.data(), send_displs.data(), MPI_BYTE, recv,
+                                 recv_bytes.data(), recv_displs.data(), MPI_BYTE, comm_, r);
       });
 }
 

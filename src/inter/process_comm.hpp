@@ -161,8 +161,9 @@ struct NodeInfo {
   bool same_cpusets = true;  // all processes of this node may run on the same PUs
 };
 
-// The processes of comm that share this process's node, split off once per team construction:
-// the split is the slowest step of it (tens of milliseconds on an oversubscribed node).
+// The processes of comm that share this process's node, split off once per parent communicator
+// and cached on it (the split is the slowest step of team construction: tens of milliseconds on
+// an oversubscribed node).
 class NodeComm {
  public:
   explicit NodeComm(MPI_Comm comm);  // collective over comm

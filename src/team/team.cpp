@@ -41,7 +41,8 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
 
   // Everything that can fail locally is agreed on before the team's shape is exchanged, so a
   // bad option on one process is an error everywhere instead of a hang.
-  NodeComm node_comm(comm_->get());
+  // On the parent communicator, where the node split is cached across teams.
+  NodeComm node_comm(comm);
   const NodeInfo node = node_comm.info(std::hash<std::string>{}(topology_.allowed_pus()));
   std::string error;
   int code = 0;
