@@ -207,3 +207,44 @@ TEST(TeamRules, DefaultPinningPinsOnlyWhatFits) {
 }
 
 }  // namespace
+
+namespace {
+
+// A collective that moves nothing leaves the process communicator as it found it. An empty
+// alltoall staged on a process of several threads once passed MPI the same (empty) address as
+// send and receive buffer; Open MPI's non-blocking collectives take that for MPI_IN_PLACE and
+// ran another schedule than the one-thread processes, so the next collective on the
+// communicator hung. Uneven shapes (three threads on process 0, one elsewhere) put staged and
+// direct forms side by side; each call after the empty ones is checked element by element.
+TEST(TeamRules, EmptyCollectivesLeaveTheCommunicatorClean) {
+  tlc::TeamOptions o = test_options(world_rank() == 0 ? 3 : 1);
+  o.timeout_seconds = 30;
+  tlc::Team team(MPI_COMM_WORLD, o);
+  const int size = team.size();
+  team.run([&](tlc::Thread& me) {
+    for (int round = 0; round < 3; ++round) {
+      std::vector<std::uint8_t> none_send, none_recv;
+      me.alltoall(std::span<const std::uint8_t>(none_send), std::span<std::uint8_t>(none_recv));
+      me.allgather(std::span<const std::uint8_t>(none_send), std::span<std::uint8_t>(none_recv));
+      // Rank r contributes r % 3 + 1 copies of r + round.
+      std::vector<std::size_t> counts(static_cast<std::size_t>(size)), displs(counts.size());
+      std::size_t total = 0;
+      for (std::size_t r = 0; r < counts.size(); ++r) {
+        counts[r] = r % 3 + 1;
+        displs[r] = total;
+        total += counts[r];
+      }
+      const auto mine = static_cast<std::size_t>(me.rank());
+      std::vector<std::uint8_t> send(counts[mine], static_cast<std::uint8_t>(me.rank() + round));
+      std::vector<std::uint8_t> recv(total, 0xff);
+      me.allgatherv(std::span<const std::uint8_t>(send), std::span<std::uint8_t>(recv), counts,
+                    displs);
+      for (std::size_t r = 0; r < counts.size(); ++r)
+        for (std::size_t k = 0; k < counts[r]; ++k)
+          ASSERT_EQ(recv[displs[r] + k], static_cast<std::uint8_t>(r + round))
+              << "round " << round << ", block of rank " << r << ", element " << k;
+    }
+  });
+}
+
+}  // namespace
