@@ -6,7 +6,11 @@
 #
 # Steps: (1) install the Debian packages that are missing (nothing is fetched when all are
 # present), (2) configure and build (incremental; fast when nothing changed), (3) run.
-# Environment: TLC_BUILD_DIR  build directory (default: build, relative to the repository root).
+# `test` builds and tests twice, against MPICH (build/) and against Open MPI (build-openmpi/);
+# `bench` uses MPICH only. Each build names its MPI explicitly (-DTLC_MPI=mpich|openmpi), so the
+# Debian alternatives for mpicxx / mpiexec never decide which MPI a build gets.
+# Environment: TLC_BUILD_DIR  the MPICH build directory (default: build, relative to the
+#              repository root); TLC_BUILD_DIR_OPENMPI  the Open MPI one (default: build-openmpi).
 # Exits non-zero on any failure.
 set -euo pipefail
 
@@ -17,8 +21,10 @@ usage: bash scripts/bootstrap.sh bench [tlc-bench options...]
   bench  install missing packages, build, run tlc-bench's main job: one process's team of one
          thread per core against MPI everywhere, master-only and the memory bound, every
          collective, 8 B .. 64 MiB; summary on stdout, table, CSV, JSON and PNG in bench-results/
-  test   install missing packages, build, run the whole test suite with ctest
-  TLC_BUILD_DIR chooses the build directory (default: build); TLC_BENCH_PROCESSES the team's
+  test   install missing packages, build against MPICH and against Open MPI, run the whole test
+         suite with ctest in both
+  bench uses MPICH. TLC_BUILD_DIR chooses the MPICH build directory (default: build),
+  TLC_BUILD_DIR_OPENMPI the Open MPI one (default: build-openmpi); TLC_BENCH_PROCESSES the team's
   threads and MPI everywhere's processes (default: nproc); TLC_BENCH_OUT the results prefix
 USAGE
 }
@@ -52,6 +58,7 @@ esac
 repo_root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 cd -- "$repo_root"
 build_dir=${TLC_BUILD_DIR:-build}
+openmpi_build_dir=${TLC_BUILD_DIR_OPENMPI:-build-openmpi}
 
 log() { printf 'bootstrap: %s\n' "$*"; }
 
@@ -59,9 +66,11 @@ log() { printf 'bootstrap: %s\n' "$*"; }
 # libtbb-dev: for examples/tbb_attach only; the library does not use oneTBB (docs/packaging.md).
 packages=(build-essential cmake pkg-config libmpich-dev mpich libtbb-dev libhwloc-dev hwloc
           libgtest-dev gfortran)
-# The main job's plot.
+# The main job's plot; the test suite runs against Open MPI too.
 if [[ "$mode" == bench ]]; then
   packages+=(gnuplot-nox)
+else
+  packages+=(libopenmpi-dev openmpi-bin)
 fi
 
 install_packages() {
@@ -92,18 +101,39 @@ install_packages() {
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
     "${missing[@]}"
+  # Installing Open MPI beside MPICH makes Debian's plain mpicc / mpicxx / mpiexec Open MPI's
+  # (higher priority of the alternatives). tlc's builds do not depend on that; say it, since
+  # other builds on this machine might.
+  if command -v update-alternatives >/dev/null 2>&1 &&
+    update-alternatives --query mpirun 2>/dev/null | grep -q '^Value: .*openmpi'; then
+    log "note: plain mpicxx / mpiexec are now Open MPI's (Debian alternatives); tlc's builds name"
+    log "      their MPI explicitly. To switch them back: update-alternatives --set mpi"
+    log "      /usr/bin/mpicc.mpich; update-alternatives --set mpirun /usr/bin/mpirun.mpich;"
+    log "      update-alternatives --set mpi-x86_64-linux-gnu /usr/include/x86_64-linux-gnu/mpich"
+  fi
 }
 
 # --- 2. configure and build ---------------------------------------------------------------------
+# build <directory> <mpich|openmpi> [cmake options...]
 build() {
-  local jobs
+  local dir=$1 mpi=$2 jobs
+  shift 2
   jobs=$(nproc 2>/dev/null || echo 2)
+  # A tree configured for another MPI, or before builds named their MPI, starts from a fresh
+  # cache: FindMPI's cached results would otherwise mix two MPIs.
+  if [[ -f "$dir/CMakeCache.txt" ]] &&
+    ! grep -qx "TLC_MPI_CONFIGURED:INTERNAL=$mpi" "$dir/CMakeCache.txt"; then
+    log "$dir was configured for another MPI (or none named): configuring it afresh for $mpi"
+    rm -rf -- "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+  fi
   # Always (re)configure: with an existing cache this only re-checks, and it picks up changed
   # CMakeLists and a changed compiler.
-  log "configuring $build_dir"
-  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release
-  log "building with $jobs jobs"
-  cmake --build "$build_dir" -j "$jobs"
+  log "configuring $dir ($mpi)"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DTLC_MPI="$mpi" "$@"
+  log "building $dir with $jobs jobs"
+  local start=$SECONDS
+  cmake --build "$dir" -j "$jobs"
+  log "built $dir in $((SECONDS - start)) s"
 }
 
 # The mpiexec that belongs to the MPI the build found (falls back to the one on PATH).
@@ -152,15 +182,17 @@ run_bench() {
   fi
 }
 
+# run_tests <directory> <label>
 run_tests() {
-  local rc=0
-  ctest --test-dir "$build_dir" --output-on-failure --timeout 600 -j2 || rc=$?
+  local dir=$1 label=$2 rc=0 start=$SECONDS
+  log "test suite against $label ($dir)"
+  ctest --test-dir "$dir" --output-on-failure --timeout 600 -j2 || rc=$?
   echo
   if [[ $rc -eq 0 ]]; then
-    log "test suite passed ($build_dir)"
+    log "test suite passed against $label ($dir) in $((SECONDS - start)) s"
   else
-    log "test suite FAILED (ctest exit code $rc)"
-    local failed="$build_dir/Testing/Temporary/LastTestsFailed.log"
+    log "test suite FAILED against $label (ctest exit code $rc) after $((SECONDS - start)) s"
+    local failed="$dir/Testing/Temporary/LastTestsFailed.log"
     if [[ -s "$failed" ]]; then
       log "failed tests:"
       sed 's/^[0-9]*:/  /' "$failed"
@@ -170,8 +202,20 @@ run_tests() {
 }
 
 install_packages
-build
 case "$mode" in
-  bench) run_bench "$@" ;;
-  test) run_tests ;;
+  bench)
+    build "$build_dir" mpich
+    run_bench "$@"
+    ;;
+  test)
+    # Both trees are built and tested even when the first fails, so that one run shows both.
+    rc=0
+    build "$build_dir" mpich
+    run_tests "$build_dir" MPICH || rc=1
+    # The package consumer test of the other library kind compiles the library once more; the
+    # MPICH tree covers both kinds, this one its own (docs/mpi.md).
+    build "$openmpi_build_dir" openmpi -DTLC_CONSUMER_OTHER_KIND=OFF
+    run_tests "$openmpi_build_dir" "Open MPI" || rc=1
+    exit "$rc"
+    ;;
 esac
