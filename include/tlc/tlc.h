@@ -138,6 +138,9 @@ typedef struct tlc_team_options {
   int check;               /* 1 compare calls across processes, 0 not, -1: TLC_CHECK */
   int stats;               /* 1 arrival telemetry, 0 not, -1: TLC_STATS */
   const char* tuning_file; /* NULL: TLC_TUNING */
+  /* The machine the team is placed on; both NULL: this one (hwloc's detection). At most one. */
+  const char* topology_xml;       /* an hwloc XML file (lstopo --of xml) */
+  const char* topology_synthetic; /* an hwloc synthetic description, "package:2 numa:2 core:8" */
 } tlc_team_options;
 
 /* Fills every field with its default (the "unset" values above, reproducible = 1). */

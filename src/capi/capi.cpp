@@ -146,6 +146,12 @@ TeamOptions to_options(const tlc_team_options& o) {
   options.check = tristate(o.check, "check");
   options.stats = tristate(o.stats, "stats");
   options.tuning_file = text(o.tuning_file);
+  if (o.topology_xml && o.topology_synthetic)
+    throw Error(Errc::invalid_argument,
+                "tlc_team_create: options.topology_xml and options.topology_synthetic are both "
+                "set; give at most one");
+  if (o.topology_xml) options.topology = Topology::from_xml(o.topology_xml);
+  if (o.topology_synthetic) options.topology = Topology::synthetic(o.topology_synthetic);
   return options;
 }
 

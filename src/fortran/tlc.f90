@@ -70,7 +70,7 @@ module tlc
     integer(c_size_t) :: pipeline_chunk_bytes
     type(c_ptr) :: algorithms, fallback, leaders
     integer(c_int) :: check, stats
-    type(c_ptr) :: tuning_file
+    type(c_ptr) :: tuning_file, topology_xml, topology_synthetic
   end type c_team_options
 
   interface
@@ -314,15 +314,18 @@ contains
 
   ! Collective over comm (a Fortran MPI handle, e.g. MPI_COMM_WORLD or comm%mpi_val; default
   ! MPI_COMM_WORLD). Options left out take their defaults (and the TLC_* variables).
-  subroutine tlc_team_create(team, comm, threads, lanes, pin, timeout_seconds, algorithms, ierr)
+  ! topology_xml (an hwloc XML file) or topology_synthetic (an hwloc synthetic description such
+  ! as 'package:2 numa:2 core:8') places the team on that machine instead of this one.
+  subroutine tlc_team_create(team, comm, threads, lanes, pin, timeout_seconds, algorithms, ierr, &
+                             topology_xml, topology_synthetic)
     type(tlc_team), intent(out) :: team
     integer, intent(in), optional :: comm, threads, lanes
     logical, intent(in), optional :: pin
     real(c_double), intent(in), optional :: timeout_seconds
-    character(len=*), intent(in), optional :: algorithms
+    character(len=*), intent(in), optional :: algorithms, topology_xml, topology_synthetic
     integer, intent(out), optional :: ierr
     type(c_team_options) :: options
-    character(kind=c_char), allocatable, target :: algorithms_c(:)
+    character(kind=c_char), allocatable, target :: algorithms_c(:), xml_c(:), synthetic_c(:)
     integer(c_int) :: has_comm, comm_c
     call c_team_options_init(options)
     if (present(threads)) options%threads = int(threads, c_int)
@@ -332,6 +335,14 @@ contains
     if (present(algorithms)) then
       algorithms_c = c_string(algorithms)
       options%algorithms = c_loc(algorithms_c)
+    end if
+    if (present(topology_xml)) then
+      xml_c = c_string(topology_xml)
+      options%topology_xml = c_loc(xml_c)
+    end if
+    if (present(topology_synthetic)) then
+      synthetic_c = c_string(topology_synthetic)
+      options%topology_synthetic = c_loc(synthetic_c)
     end if
     has_comm = merge(1_c_int, 0_c_int, present(comm))
     comm_c = 0

@@ -665,6 +665,42 @@ int main(int argc, char** argv) {
     ++results.failures;
   }
 
+  /* Another machine's topology: a team of three threads placed on a described machine; an
+   * invalid description, two descriptions at once, or an XML file that does not exist, are
+   * errors. */
+  tlc_team_options placed;
+  tlc_team_options_init(&placed);
+  placed.pin = 0;
+  placed.threads = 3;
+  placed.topology_synthetic = "package:1 numa:2 core:2 pu:1";
+  if (tlc_team_create(MPI_COMM_WORLD, &placed, &team) != TLC_SUCCESS ||
+      tlc_team_threads(team) != 3) {
+    fprintf(stderr, "synthetic topology: %s\n", tlc_error_message());
+    ++results.failures;
+  }
+  tlc_team_free(&team);
+  placed.topology_synthetic = "no such machine";
+  if (tlc_team_create(MPI_COMM_WORLD, &placed, &team) == TLC_SUCCESS ||
+      !strstr(tlc_error_message(), "no such machine")) {
+    fprintf(stderr, "invalid synthetic topology: %s\n", tlc_error_message());
+    ++results.failures;
+  }
+  tlc_team_free(&team);
+  placed.topology_synthetic = "package:1 numa:2 core:2 pu:1";
+  placed.topology_xml = "/nonexistent/tlc-topology.xml";
+  if (tlc_team_create(MPI_COMM_WORLD, &placed, &team) != TLC_ERR_INVALID_ARGUMENT ||
+      !strstr(tlc_error_message(), "at most one")) {
+    fprintf(stderr, "two topologies: %s\n", tlc_error_message());
+    ++results.failures;
+  }
+  placed.topology_synthetic = NULL;
+  if (tlc_team_create(MPI_COMM_WORLD, &placed, &team) == TLC_SUCCESS ||
+      !strstr(tlc_error_message(), "/nonexistent/tlc-topology.xml")) {
+    fprintf(stderr, "missing topology XML: %s\n", tlc_error_message());
+    ++results.failures;
+  }
+  tlc_team_free(&team);
+
   /* A single-process team (no inter-process step): tlc_abort wakes the waiting threads. */
   options.algorithms = NULL;
   if (tlc_team_create(MPI_COMM_SELF, &options, &team) != TLC_SUCCESS) {

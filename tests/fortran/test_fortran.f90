@@ -340,6 +340,21 @@ program test_fortran
 
   call tlc_op_free(user_op)
   call tlc_team_free(team)
+
+  ! Another machine's topology: three threads placed on a described machine of two NUMA domains;
+  ! an XML file that does not exist is an error through ierr.
+  call tlc_team_create(team, threads=3, pin=.false., topology_synthetic='package:1 numa:2 core:2 pu:1', &
+                       ierr=ierr)
+  if (ierr /= TLC_SUCCESS .or. tlc_team_threads(team) /= 3) then
+    write (error_unit, '(a,i0,a)') 'synthetic topology: ierr ', ierr, ' ' // tlc_error_message()
+    worst = max(worst, 1)
+  end if
+  call tlc_team_free(team)
+  call tlc_team_create(team, topology_xml='/nonexistent/tlc-topology.xml', ierr=ierr)
+  if (ierr == TLC_SUCCESS .or. index(tlc_error_message(), '/nonexistent/tlc-topology.xml') == 0) then
+    write (error_unit, '(a)') 'missing topology XML: ' // tlc_error_message()
+    worst = max(worst, 1)
+  end if
   call tlc_finalize()
   if (worst > 0) then
     write (error_unit, '(a,i0,a)') 'tlc Fortran test: FAILED (', worst, ' failures)'
