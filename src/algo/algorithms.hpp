@@ -47,6 +47,10 @@ std::string check_own_arguments(const Call& call, int rank, int size, CallDescri
 // make (user op objects, v-variant counts): the same Error on every thread, before any data
 // moves. Every algorithm begins with this.
 TeamImpl::CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry = false);
+// TLC_CHECK: this process's call (d) against every other process's, by one MPI_Allgather of a
+// small signature on the process communicator; "" when all agree, else which process differs
+// from process 0 in what.
+std::string compare_processes(TeamImpl& team, const CallDescriptor& d);
 // What the descriptors of all threads of the process show that their fingerprints cannot (user
 // op functions, v-variant counts against the sizes the ranks pass); "" when they agree. For a
 // thread that sees every descriptor of the call.

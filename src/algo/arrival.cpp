@@ -70,6 +70,8 @@ namespace {
 // Aborts the team with e's message (so that no thread of this call is left waiting) and
 // rethrows e.
 [[noreturn]] void fail_call(TeamImpl& team, std::exception_ptr e) {
+  // Every thread of every process throws it before anything moved (TLC_CHECK): no abort.
+  if (TeamImpl::failure_agreed()) std::rethrow_exception(e);
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& x) {
@@ -113,6 +115,14 @@ class Participation {
                                                     std::string("tlc ") + to_string(collective) +
                                                         ": " + team.who(me) + ": " + invalid)));
     }
+    if (team.checks_processes()) {
+      try {
+        check_processes(collective, me);
+      } catch (...) {
+        team.leave_arrival_call();
+        throw;
+      }
+    }
     root_process = team.process_of(root_rank);
     root = root_process == team.process() ? root_rank - team.first_rank() : -1;
   }
@@ -129,6 +139,32 @@ class Participation {
 
  private:
   TeamImpl& team_;
+
+  // TLC_CHECK: the process's first thread to arrive compares the call with the other processes'
+  // (with its own arguments: threads here that disagree are found later, as without the check)
+  // and every thread here waits for the verdict before anything moves, so that on a
+  // disagreement every thread of every process throws the same error and the team stays usable.
+  void check_processes(Collective collective, int me) {
+    ArrivalState& a = team_.arrival();
+    if (first) {
+      or_fail(team_, [&] {
+        a.verdict = compare_processes(team_, TeamImpl::CallView{&team_, parity}[me]);
+      });
+      a.checked.store(m, std::memory_order_release);
+      team_.waiter().notify();
+    } else {
+      team_.waiter().wait(
+          [&] { return a.checked.load(std::memory_order_acquire) >= m || team_.aborted(); },
+          [] { return std::string("the first thread of the call to compare it (TLC_CHECK)"); });
+      team_.waiter().throw_if_aborted();
+    }
+    if (a.verdict.empty()) return;
+    // The message before leaving: the next call's first thread rewrites the verdict once every
+    // thread has left this one.
+    Error error(Errc::mismatch, std::string("tlc ") + to_string(collective) + ": " + a.verdict);
+    TeamImpl::failure_agreed_across_processes();
+    throw error;
+  }
 };
 
 template <class Ready>

@@ -88,9 +88,25 @@ void run_uncounted(TeamImpl& team, int me, const Call& call) {
   team.stats_exit(me, call.collective);
 }
 
+// A team spanning processes: a call that fails here must not leave the other processes waiting
+// for this one (TeamImpl::call_failed).
+[[gnu::noinline]] void run_across(TeamImpl& team, int me, const Call& call) {
+  try {
+    if (team.stats_enabled()) [[unlikely]]
+      return run_counted(team, me, call);
+    run_uncounted(team, me, call);
+  } catch (const TeamAborted&) {
+    throw;
+  } catch (const Error& e) {
+    team.call_failed(me, e);
+    throw;
+  }
+}
+
 }  // namespace
 
 void run_collective(TeamImpl& team, int me, const Call& call) {
+  if (team.processes() > 1) return run_across(team, me, call);
   if (team.stats_enabled()) [[unlikely]]
     return run_counted(team, me, call);
   run_uncounted(team, me, call);

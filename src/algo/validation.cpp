@@ -345,8 +345,8 @@ std::string describe(std::size_t field, std::int64_t v) {
   }
 }
 
-// Thread 0 exchanges the signatures with the other processes; "" when they all agree, else
-// which process differs from process 0 in what.
+}  // namespace
+
 std::string compare_processes(TeamImpl& team, const CallDescriptor& d) {
   const auto mine = signature_of(d);
   const std::vector<std::int64_t> all = team.comm().allgather(mine);
@@ -361,8 +361,6 @@ std::string compare_processes(TeamImpl& team, const CallDescriptor& d) {
     }
   return {};
 }
-
-}  // namespace
 
 std::string disagreement(const CallView& view) {
   const TeamImpl& team = *view.team;
@@ -421,6 +419,7 @@ CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
       team.wait_released(s);
     }
     if (team.process_verdict().empty()) return view;
+    TeamImpl::failure_agreed_across_processes();  // every thread of every process throws it
     throw Error(Errc::mismatch, std::string("tlc ") + to_string(first.call.collective) + ": " +
                                     team.process_verdict());
   }

@@ -23,93 +23,48 @@ namespace tlc::detail::large {
 
 #if MPI_VERSION >= 4
 
-inline int bcast(void* b, MPI_Count n, MPI_Datatype t, int root, MPI_Comm c) {
-  return MPI_Bcast_c(b, n, t, root, c);
-}
 inline int ibcast(void* b, MPI_Count n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request* r) {
   return MPI_Ibcast_c(b, n, t, root, c, r);
-}
-inline int allreduce(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
-  return MPI_Allreduce_c(s, b, n, t, o, c);
 }
 inline int iallreduce(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, MPI_Comm c,
                       MPI_Request* r) {
   return MPI_Iallreduce_c(s, b, n, t, o, c, r);
 }
-inline int reduce(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, int root,
-                  MPI_Comm c) {
-  return MPI_Reduce_c(s, b, n, t, o, root, c);
-}
 inline int ireduce(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, int root,
                    MPI_Comm c, MPI_Request* r) {
   return MPI_Ireduce_c(s, b, n, t, o, root, c, r);
-}
-inline int reduce_scatter(const void* s, void* b, const MPI_Count* n, MPI_Datatype t, MPI_Op o,
-                          MPI_Comm c) {
-  return MPI_Reduce_scatter_c(s, b, n, t, o, c);
 }
 inline int ireduce_scatter(const void* s, void* b, const MPI_Count* n, MPI_Datatype t, MPI_Op o,
                            MPI_Comm c, MPI_Request* r) {
   return MPI_Ireduce_scatter_c(s, b, n, t, o, c, r);
 }
-inline int reduce_scatter_block(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o,
-                                MPI_Comm c) {
-  return MPI_Reduce_scatter_block_c(s, b, n, t, o, c);
-}
 inline int ireduce_scatter_block(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o,
                                  MPI_Comm c, MPI_Request* r) {
   return MPI_Ireduce_scatter_block_c(s, b, n, t, o, c, r);
-}
-inline int exscan(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
-  return MPI_Exscan_c(s, b, n, t, o, c);
 }
 inline int iexscan(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, MPI_Comm c,
                    MPI_Request* r) {
   return MPI_Iexscan_c(s, b, n, t, o, c, r);
 }
-inline int allgather(const void* s, MPI_Count sn, MPI_Datatype st, void* b, MPI_Count n,
-                     MPI_Datatype t, MPI_Comm c) {
-  return MPI_Allgather_c(s, sn, st, b, n, t, c);
-}
 inline int iallgather(const void* s, MPI_Count sn, MPI_Datatype st, void* b, MPI_Count n,
                       MPI_Datatype t, MPI_Comm c, MPI_Request* r) {
   return MPI_Iallgather_c(s, sn, st, b, n, t, c, r);
-}
-inline int alltoall(const void* s, MPI_Count sn, MPI_Datatype st, void* b, MPI_Count n,
-                    MPI_Datatype t, MPI_Comm c) {
-  return MPI_Alltoall_c(s, sn, st, b, n, t, c);
 }
 inline int ialltoall(const void* s, MPI_Count sn, MPI_Datatype st, void* b, MPI_Count n,
                      MPI_Datatype t, MPI_Comm c, MPI_Request* r) {
   return MPI_Ialltoall_c(s, sn, st, b, n, t, c, r);
 }
-inline int allgatherv(const void* s, MPI_Count sn, MPI_Datatype st, void* b, const MPI_Count* n,
-                      const MPI_Aint* d, MPI_Datatype t, MPI_Comm c) {
-  return MPI_Allgatherv_c(s, sn, st, b, n, d, t, c);
-}
 inline int iallgatherv(const void* s, MPI_Count sn, MPI_Datatype st, void* b, const MPI_Count* n,
                        const MPI_Aint* d, MPI_Datatype t, MPI_Comm c, MPI_Request* r) {
   return MPI_Iallgatherv_c(s, sn, st, b, n, d, t, c, r);
-}
-inline int gatherv(const void* s, MPI_Count sn, MPI_Datatype st, void* b, const MPI_Count* n,
-                   const MPI_Aint* d, MPI_Datatype t, int root, MPI_Comm c) {
-  return MPI_Gatherv_c(s, sn, st, b, n, d, t, root, c);
 }
 inline int igatherv(const void* s, MPI_Count sn, MPI_Datatype st, void* b, const MPI_Count* n,
                     const MPI_Aint* d, MPI_Datatype t, int root, MPI_Comm c, MPI_Request* r) {
   return MPI_Igatherv_c(s, sn, st, b, n, d, t, root, c, r);
 }
-inline int scatterv(const void* s, const MPI_Count* sn, const MPI_Aint* sd, MPI_Datatype st,
-                    void* b, MPI_Count n, MPI_Datatype t, int root, MPI_Comm c) {
-  return MPI_Scatterv_c(s, sn, sd, st, b, n, t, root, c);
-}
 inline int iscatterv(const void* s, const MPI_Count* sn, const MPI_Aint* sd, MPI_Datatype st,
                      void* b, MPI_Count n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request* r) {
   return MPI_Iscatterv_c(s, sn, sd, st, b, n, t, root, c, r);
-}
-inline int alltoallv(const void* s, const MPI_Count* sn, const MPI_Aint* sd, MPI_Datatype st,
-                     void* b, const MPI_Count* n, const MPI_Aint* d, MPI_Datatype t, MPI_Comm c) {
-  return MPI_Alltoallv_c(s, sn, sd, st, b, n, d, t, c);
 }
 inline int ialltoallv(const void* s, const MPI_Count* sn, const MPI_Aint* sd, MPI_Datatype st,
                       void* b, const MPI_Count* n, const MPI_Aint* d, MPI_Datatype t, MPI_Comm c,
@@ -152,70 +107,36 @@ const int* fit_all(const N* values, MPI_Comm c, int slot, const char* what) {
   return out.data();
 }
 
-inline int bcast(void* b, MPI_Count n, MPI_Datatype t, int root, MPI_Comm c) {
-  return MPI_Bcast(b, fit(n, "MPI_Bcast"), t, root, c);
-}
 inline int ibcast(void* b, MPI_Count n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request* r) {
   return MPI_Ibcast(b, fit(n, "MPI_Ibcast"), t, root, c, r);
-}
-inline int allreduce(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
-  return MPI_Allreduce(s, b, fit(n, "MPI_Allreduce"), t, o, c);
 }
 inline int iallreduce(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, MPI_Comm c,
                       MPI_Request* r) {
   return MPI_Iallreduce(s, b, fit(n, "MPI_Iallreduce"), t, o, c, r);
 }
-inline int reduce(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, int root,
-                  MPI_Comm c) {
-  return MPI_Reduce(s, b, fit(n, "MPI_Reduce"), t, o, root, c);
-}
 inline int ireduce(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, int root,
                    MPI_Comm c, MPI_Request* r) {
   return MPI_Ireduce(s, b, fit(n, "MPI_Ireduce"), t, o, root, c, r);
-}
-inline int reduce_scatter(const void* s, void* b, const MPI_Count* n, MPI_Datatype t, MPI_Op o,
-                          MPI_Comm c) {
-  return MPI_Reduce_scatter(s, b, fit_all(n, c, 0, "MPI_Reduce_scatter"), t, o, c);
 }
 inline int ireduce_scatter(const void* s, void* b, const MPI_Count* n, MPI_Datatype t, MPI_Op o,
                            MPI_Comm c, MPI_Request* r) {
   return MPI_Ireduce_scatter(s, b, fit_all(n, c, 0, "MPI_Ireduce_scatter"), t, o, c, r);
 }
-inline int reduce_scatter_block(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o,
-                                MPI_Comm c) {
-  return MPI_Reduce_scatter_block(s, b, fit(n, "MPI_Reduce_scatter_block"), t, o, c);
-}
 inline int ireduce_scatter_block(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o,
                                  MPI_Comm c, MPI_Request* r) {
   return MPI_Ireduce_scatter_block(s, b, fit(n, "MPI_Ireduce_scatter_block"), t, o, c, r);
-}
-inline int exscan(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
-  return MPI_Exscan(s, b, fit(n, "MPI_Exscan"), t, o, c);
 }
 inline int iexscan(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, MPI_Comm c,
                    MPI_Request* r) {
   return MPI_Iexscan(s, b, fit(n, "MPI_Iexscan"), t, o, c, r);
 }
-inline int allgather(const void* s, MPI_Count sn, MPI_Datatype st, void* b, MPI_Count n,
-                     MPI_Datatype t, MPI_Comm c) {
-  return MPI_Allgather(s, fit(sn, "MPI_Allgather"), st, b, fit(n, "MPI_Allgather"), t, c);
-}
 inline int iallgather(const void* s, MPI_Count sn, MPI_Datatype st, void* b, MPI_Count n,
                       MPI_Datatype t, MPI_Comm c, MPI_Request* r) {
   return MPI_Iallgather(s, fit(sn, "MPI_Iallgather"), st, b, fit(n, "MPI_Iallgather"), t, c, r);
 }
-inline int alltoall(const void* s, MPI_Count sn, MPI_Datatype st, void* b, MPI_Count n,
-                    MPI_Datatype t, MPI_Comm c) {
-  return MPI_Alltoall(s, fit(sn, "MPI_Alltoall"), st, b, fit(n, "MPI_Alltoall"), t, c);
-}
 inline int ialltoall(const void* s, MPI_Count sn, MPI_Datatype st, void* b, MPI_Count n,
                      MPI_Datatype t, MPI_Comm c, MPI_Request* r) {
   return MPI_Ialltoall(s, fit(sn, "MPI_Ialltoall"), st, b, fit(n, "MPI_Ialltoall"), t, c, r);
-}
-inline int allgatherv(const void* s, MPI_Count sn, MPI_Datatype st, void* b, const MPI_Count* n,
-                      const MPI_Aint* d, MPI_Datatype t, MPI_Comm c) {
-  return MPI_Allgatherv(s, fit(sn, "MPI_Allgatherv"), st, b, fit_all(n, c, 0, "MPI_Allgatherv"),
-                        fit_all(d, c, 1, "MPI_Allgatherv"), t, c);
 }
 inline int iallgatherv(const void* s, MPI_Count sn, MPI_Datatype st, void* b, const MPI_Count* n,
                        const MPI_Aint* d, MPI_Datatype t, MPI_Comm c, MPI_Request* r) {
@@ -223,35 +144,17 @@ inline int iallgatherv(const void* s, MPI_Count sn, MPI_Datatype st, void* b, co
                          fit_all(d, c, 1, "MPI_Iallgatherv"), t, c, r);
 }
 // Gatherv and scatterv read the arrays at the root only; elsewhere they may be null.
-inline int gatherv(const void* s, MPI_Count sn, MPI_Datatype st, void* b, const MPI_Count* n,
-                   const MPI_Aint* d, MPI_Datatype t, int root, MPI_Comm c) {
-  return MPI_Gatherv(s, fit(sn, "MPI_Gatherv"), st, b,
-                     n ? fit_all(n, c, 0, "MPI_Gatherv") : nullptr,
-                     d ? fit_all(d, c, 1, "MPI_Gatherv") : nullptr, t, root, c);
-}
 inline int igatherv(const void* s, MPI_Count sn, MPI_Datatype st, void* b, const MPI_Count* n,
                     const MPI_Aint* d, MPI_Datatype t, int root, MPI_Comm c, MPI_Request* r) {
   return MPI_Igatherv(s, fit(sn, "MPI_Igatherv"), st, b,
                       n ? fit_all(n, c, 0, "MPI_Igatherv") : nullptr,
                       d ? fit_all(d, c, 1, "MPI_Igatherv") : nullptr, t, root, c, r);
 }
-inline int scatterv(const void* s, const MPI_Count* sn, const MPI_Aint* sd, MPI_Datatype st,
-                    void* b, MPI_Count n, MPI_Datatype t, int root, MPI_Comm c) {
-  return MPI_Scatterv(s, sn ? fit_all(sn, c, 0, "MPI_Scatterv") : nullptr,
-                      sd ? fit_all(sd, c, 1, "MPI_Scatterv") : nullptr, st, b,
-                      fit(n, "MPI_Scatterv"), t, root, c);
-}
 inline int iscatterv(const void* s, const MPI_Count* sn, const MPI_Aint* sd, MPI_Datatype st,
                      void* b, MPI_Count n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request* r) {
   return MPI_Iscatterv(s, sn ? fit_all(sn, c, 0, "MPI_Iscatterv") : nullptr,
                        sd ? fit_all(sd, c, 1, "MPI_Iscatterv") : nullptr, st, b,
                        fit(n, "MPI_Iscatterv"), t, root, c, r);
-}
-inline int alltoallv(const void* s, const MPI_Count* sn, const MPI_Aint* sd, MPI_Datatype st,
-                     void* b, const MPI_Count* n, const MPI_Aint* d, MPI_Datatype t, MPI_Comm c) {
-  return MPI_Alltoallv(s, fit_all(sn, c, 0, "MPI_Alltoallv"), fit_all(sd, c, 1, "MPI_Alltoallv"),
-                       st, b, fit_all(n, c, 2, "MPI_Alltoallv"), fit_all(d, c, 3, "MPI_Alltoallv"),
-                       t, c);
 }
 inline int ialltoallv(const void* s, const MPI_Count* sn, const MPI_Aint* sd, MPI_Datatype st,
                       void* b, const MPI_Count* n, const MPI_Aint* d, MPI_Datatype t, MPI_Comm c,

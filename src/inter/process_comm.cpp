@@ -89,6 +89,30 @@ struct UserDatatype {
   }
 };
 
+// Every process of comm has arrived, waited for politely. Precedes the collectives that have no
+// non-blocking form (communicator creation), so that their blocking wait inside MPI is short.
+void polite_barrier(MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  {
+    auto lock = ProcessComm::serialize();
+    check_mpi(MPI_Ibarrier(comm, &request), "MPI_Ibarrier");
+  }
+  complete_politely(request, "MPI_Ibarrier");
+}
+
+// MPI_Allreduce of a few ints, waited for politely.
+void polite_allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                      MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  {
+    auto lock = ProcessComm::serialize();
+    check_mpi(MPI_Iallreduce(send, recv, count, type, op, comm, &request), "MPI_Iallreduce");
+  }
+  complete_politely(request, "MPI_Iallreduce");
+}
+
+}  // namespace
+
 // Between two MPI_Tests of a polite wait: nothing for the first tests (a punctual partner
 // answers within them), then a yield (the awaited thread may be runnable here), then a short
 // fixed sleep. Non-blocking collectives progress only inside MPI_Test, so every step of a
@@ -120,30 +144,6 @@ void complete_politely(MPI_Request& request, const char* what) {
     pace_polite_wait(attempt);
   }
 }
-
-// Every process of comm has arrived, waited for politely. Precedes the collectives that have no
-// non-blocking form (communicator creation), so that their blocking wait inside MPI is short.
-void polite_barrier(MPI_Comm comm) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  {
-    auto lock = ProcessComm::serialize();
-    check_mpi(MPI_Ibarrier(comm, &request), "MPI_Ibarrier");
-  }
-  complete_politely(request, "MPI_Ibarrier");
-}
-
-// MPI_Allreduce of a few ints, waited for politely.
-void polite_allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
-                      MPI_Comm comm) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  {
-    auto lock = ProcessComm::serialize();
-    check_mpi(MPI_Iallreduce(send, recv, count, type, op, comm, &request), "MPI_Iallreduce");
-  }
-  complete_politely(request, "MPI_Iallreduce");
-}
-
-}  // namespace
 
 bool check_thread_level() {
   int initialized = 0, finalized = 0;
@@ -367,10 +367,6 @@ std::vector<std::int64_t> ProcessComm::allgather(std::span<const std::int64_t> m
   std::vector<std::int64_t> all(mine.size() * static_cast<std::size_t>(size_));
   call(
       "MPI_Allgather",
-      [&] {
-        return MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T, all.data(),
-                             static_cast<int>(mine.size()), MPI_INT64_T, comm_);
-      },
       [&](MPI_Request* r) {
         return MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T, all.data(),
                               static_cast<int>(mine.size()), MPI_INT64_T, comm_, r);
@@ -430,15 +426,30 @@ void ProcessComm::poll(Test&& test, const char* what) {
     abandoned_.store(true, std::memory_order_release);
     g_abandoned.store(true, std::memory_order_release);
   };
+  const auto aborted = [&] {
+    return TeamAborted(std::string("tlc: team aborted while waiting for ") + what +
+                       " between processes" + (watch_.why ? ": " + watch_.why() : ""));
+  };
+  // Once the team has aborted, the operation gets a short grace before it is given up: where
+  // the failure left MPI's steps complete on every process (a user op that threw inside MPI
+  // skips its combinations and lets MPI finish the call), this one completes too, and MPI stays
+  // usable for the program (a new team).
+  constexpr auto grace = std::chrono::milliseconds(100);
+  std::optional<Clock::time_point> abort_seen;
   for (int attempt = 0;; ++attempt) {
     int done = 0;
     test(done);
-    if (done) return;
+    if (done) {
+      if (abort_seen) throw aborted();
+      return;
+    }
     if (attempt < 64) continue;
-    if (watch_.abandoned && watch_.abandoned()) {
+    // Notes from other processes cost an MPI_Test each: every 16th round while spinning.
+    if (watch_.listen && !abort_seen && (polite_ || attempt % 16 == 0)) watch_.listen();
+    if (!abort_seen && watch_.abandoned && watch_.abandoned()) abort_seen = Clock::now();
+    if (abort_seen && Clock::now() - *abort_seen > grace) {
       give_up();
-      throw TeamAborted(std::string("tlc: team aborted while waiting for ") + what +
-                        " between processes");
+      throw aborted();
     }
     if (timed && Clock::now() - start > limit) {
       give_up();
@@ -449,8 +460,9 @@ void ProcessComm::poll(Test&& test, const char* what) {
         abort_job(message + "; TLC_TIMEOUT_ACTION=abort ends the job");
       throw Error(Errc::timeout, message);
     }
-    // Oversubscribed: the awaited process needs this core.
-    if (polite_) pace_polite_wait(attempt);
+    // Oversubscribed: the awaited process needs this core (and after an abort nothing is gained
+    // by holding one).
+    if (polite_ || abort_seen) pace_polite_wait(attempt);
   }
 }
 
@@ -463,19 +475,14 @@ void ProcessComm::complete(MPI_Request& request, const char* what) {
       what);
 }
 
-template <class Blocking, class Nonblocking>
-void ProcessComm::call(const char* what, Blocking blocking, Nonblocking nonblocking) {
-  if (watched()) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    {
-      auto lock = serialize();
-      check_mpi(nonblocking(&request), what);
-    }
-    complete(request, what);
-    return;
+template <class Nonblocking>
+void ProcessComm::call(const char* what, Nonblocking nonblocking) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  {
+    auto lock = serialize();
+    check_mpi(nonblocking(&request), what);
   }
-  auto lock = serialize();
-  check_mpi(blocking(), what);
+  complete(request, what);
 }
 
 namespace {
@@ -533,11 +540,6 @@ const void* apart(const void* send, const void* recv) {
 void ProcessComm::wait_all(std::span<MPI_Request> requests, const char* what) {
   if (requests.empty()) return;
   const int count = static_cast<int>(requests.size());
-  if (!watched()) {
-    auto lock = serialize();
-    check_mpi(MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE), what);
-    return;
-  }
   poll(
       [&](int& done) {
         auto lock = serialize();
@@ -566,15 +568,13 @@ void ProcessComm::wait_all_alongside(std::span<MPI_Request> requests,
 
 void ProcessComm::barrier() {
   call(
-      "MPI_Barrier", [&] { return MPI_Barrier(comm_); },
-      [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
+      "MPI_Barrier", [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
 }
 
 void ProcessComm::bcast(void* buf, std::size_t bytes, int root) {
   if (bytes == 0) return;
   call(
-      "MPI_Bcast", [&] { return large::bcast(buf, mpi_count(bytes), MPI_BYTE, root, comm_); },
-      [&](MPI_Request* r) {
+      "MPI_Bcast", [&](MPI_Request* r) {
         return large::ibcast(buf, mpi_count(bytes), MPI_BYTE, root, comm_, r);
       });
 }
@@ -592,9 +592,6 @@ void ProcessComm::allreduce(const void* send, void* buf, std::size_t count, cons
   Reduction red(c, user_op_commutative_, user_op_ordered_);
   call(
       "MPI_Allreduce",
-      [&] {
-        return large::allreduce(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_);
-      },
       [&](MPI_Request* r) {
         return large::iallreduce(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_,
                                  r);
@@ -615,9 +612,6 @@ void ProcessComm::reduce_in_place(void* buf, std::size_t count, const Call& c, i
   void* recv = rank_ != root ? nullptr : copy_back ? scratch.data() : buf;
   call(
       "MPI_Reduce",
-      [&] {
-        return large::reduce(send, recv, mpi_count(count), red.type(), red.op(), root, comm_);
-      },
       [&](MPI_Request* r) {
         return large::ireduce(send, recv, mpi_count(count), red.type(), red.op(), root, comm_, r);
       });
@@ -634,7 +628,6 @@ void ProcessComm::reduce_scatter(const void* send, void* recv, std::span<const M
   Reduction red(c, user_op_commutative_, user_op_ordered_);
   call(
       "MPI_Reduce_scatter",
-      [&] { return large::reduce_scatter(send, recv, counts.data(), red.type(), red.op(), comm_); },
       [&](MPI_Request* r) {
         return large::ireduce_scatter(send, recv, counts.data(), red.type(), red.op(), comm_, r);
       });
@@ -648,10 +641,6 @@ void ProcessComm::reduce_scatter_block(const void* send, void* recv, std::size_t
   Reduction red(c, user_op_commutative_, user_op_ordered_);
   call(
       "MPI_Reduce_scatter_block",
-      [&] {
-        return large::reduce_scatter_block(send, recv, mpi_count(count), red.type(), red.op(),
-                                           comm_);
-      },
       [&](MPI_Request* r) {
         return large::ireduce_scatter_block(send, recv, mpi_count(count), red.type(), red.op(),
                                             comm_, r);
@@ -664,9 +653,6 @@ void ProcessComm::exscan_in_place(void* buf, std::size_t count, const Call& c) {
   Reduction red(c, user_op_commutative_, user_op_ordered_);
   call(
       "MPI_Exscan",
-      [&] {
-        return large::exscan(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_);
-      },
       [&](MPI_Request* r) {
         return large::iexscan(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_, r);
       });
@@ -677,10 +663,6 @@ void ProcessComm::allgatherv_in_place(void* buf, std::span<const MPI_Count> byte
                                       std::span<const MPI_Aint> displs) {
   call(
       "MPI_Allgatherv",
-      [&] {
-        return large::allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, bytes.data(),
-                                 displs.data(), MPI_BYTE, comm_);
-      },
       [&](MPI_Request* r) {
         return large::iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, bytes.data(),
                                   displs.data(), MPI_BYTE, comm_, r);
@@ -694,9 +676,6 @@ void ProcessComm::allgather(const void* send, void* recv, std::size_t bytes) {
   if (send && send != mine && bytes > 0) std::memcpy(mine, send, bytes);
   call(
       "MPI_Allgather",
-      [&] {
-        return large::allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, MPI_BYTE, comm_);
-      },
       [&](MPI_Request* r) {
         return large::iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, MPI_BYTE, comm_,
                                  r);
@@ -708,7 +687,6 @@ void ProcessComm::alltoall(const void* send, void* recv, std::size_t bytes) {
   send = apart(send, recv);
   call(
       "MPI_Alltoall",
-      [&] { return large::alltoall(send, count, MPI_BYTE, recv, count, MPI_BYTE, comm_); },
       [&](MPI_Request* r) {
         return large::ialltoall(send, count, MPI_BYTE, recv, count, MPI_BYTE, comm_, r);
       });
@@ -721,11 +699,6 @@ void ProcessComm::gatherv(const void* send, std::size_t send_bytes, void* recv,
   const void* s = at_root ? MPI_IN_PLACE : apart(send, recv);
   call(
       "MPI_Gatherv",
-      [&] {
-        return large::gatherv(s, mpi_count(send_bytes), MPI_BYTE, recv,
-                              at_root ? bytes.data() : nullptr, at_root ? displs.data() : nullptr,
-                              MPI_BYTE, root, comm_);
-      },
       [&](MPI_Request* r) {
         return large::igatherv(s, mpi_count(send_bytes), MPI_BYTE, recv,
                                at_root ? bytes.data() : nullptr, at_root ? displs.data() : nullptr,
@@ -741,11 +714,6 @@ void ProcessComm::scatterv(const void* send, std::span<const MPI_Count> bytes,
   if (!at_root) send = apart(send, recv);
   call(
       "MPI_Scatterv",
-      [&] {
-        return large::scatterv(send, at_root ? bytes.data() : nullptr,
-                               at_root ? displs.data() : nullptr, MPI_BYTE, rv,
-                               mpi_count(recv_bytes), MPI_BYTE, root, comm_);
-      },
       [&](MPI_Request* r) {
         return large::iscatterv(send, at_root ? bytes.data() : nullptr,
                                 at_root ? displs.data() : nullptr, MPI_BYTE, rv,
@@ -760,10 +728,6 @@ void ProcessComm::alltoallv(const void* send, std::span<const MPI_Count> send_by
   send = apart(send, recv);
   call(
       "MPI_Alltoallv",
-      [&] {
-        return large::alltoallv(send, send_bytes.data(), send_displs.data(), MPI_BYTE, recv,
-                                recv_bytes.data(), recv_displs.data(), MPI_BYTE, comm_);
-      },
       [&](MPI_Request* r) {
         return large::ialltoallv(send, send_bytes.data(), send_displs.data(), MPI_BYTE, recv,
                                  recv_bytes.data(), recv_displs.data(), MPI_BYTE, comm_, r);

@@ -19,12 +19,22 @@
 namespace tlc::detail {
 
 // What a wait for an MPI operation watches besides the operation, so that a failure elsewhere
-// ends the wait instead of hanging it: the team's abort, and TLC_TIMEOUT.
+// ends the wait instead of hanging it: the team's abort, notes from other processes
+// (inter/alarm.hpp), and TLC_TIMEOUT.
 struct MpiWatch {
-  double timeout_seconds = 0;         // 0: as long as it takes
-  std::function<bool()> abandoned;    // true: the team has aborted, stop waiting
-  bool abort_job_on_timeout = false;  // TLC_TIMEOUT_ACTION=abort: MPI_Abort instead of throwing
+  double timeout_seconds = 0;          // 0: as long as it takes
+  std::function<bool()> abandoned;     // true: the team has aborted, stop waiting (cheap)
+  std::function<std::string()> why;    // the abort's reason, for the error
+  std::function<void()> listen;        // reads other processes' notes (an MPI_Test); may abort
+  bool abort_job_on_timeout = false;   // TLC_TIMEOUT_ACTION=abort: MPI_Abort instead of throwing
 };
+
+// Between two tests of a polite wait (attempt counts from 0): nothing at first, then a yield,
+// then a short fixed sleep.
+void pace_polite_wait(int attempt);
+// Completes request with the polite pace, whatever the node (waits of team construction and of
+// small agreements between processes).
+void complete_politely(MPI_Request& request, const char* what);
 
 // Whether a wait gave up on an MPI operation that may still complete (after an abort or a
 // time-out): MPI_Finalize could then wait for it forever, so tlc::Environment aborts the job.
@@ -60,17 +70,18 @@ class ProcessComm {
   // failure on one process from leaving the others blocked in the next collective.
   void agree_or_throw(const std::string& local_error, int local_code);
 
-  // Oversubscribed nodes: MPI implementations busy-poll inside blocking calls, which steals the
-  // core from the very threads (of this or another process) the call waits for. Polite mode
-  // issues the non-blocking variant and completes it with tlc's own spin-yield-sleep policy.
+  // Every operation is the non-blocking variant completed by tlc's own loop of MPI_Test, which
+  // gives up (TeamAborted, or Error(timeout)) when the watch says so: a blocking MPI call could
+  // not be ended when another process fails. Polite mode is for oversubscribed nodes: MPI
+  // implementations busy-poll inside blocking calls, which steals the core from the very threads
+  // (of this or another process) the call waits for, so the loop yields and sleeps between tests
+  // (pace_polite_wait); otherwise it spins.
   void set_polite(bool polite) noexcept { polite_ = polite; }
   bool polite() const noexcept { return polite_; }
-  // With a time-out, and in polite mode, every operation is the non-blocking variant completed
-  // by tlc's loop, which gives up (TeamAborted, or Error(timeout)) when the watch says so.
   void set_watch(MpiWatch watch) { watch_ = std::move(watch); }
 
-  // Completes requests: MPI_Waitall, or in polite mode MPI_Testall with tlc's spin-yield-sleep
-  // policy. Every request is MPI_REQUEST_NULL on return.
+  // Completes requests with MPI_Testall in tlc's loop (see set_polite). Every request is
+  // MPI_REQUEST_NULL on return.
   void wait_all(std::span<MPI_Request> requests, const char* what);
   // Completes requests while the caller does local work between the tests: alongside() runs
   // after each test (outside MPI) and returns true once the caller's local part is done; returns
@@ -138,15 +149,14 @@ class ProcessComm {
   int tag_limit_ = 32767;
   // A wait on this communicator gave up on an operation (several threads may wait on it).
   std::atomic<bool> abandoned_{false};
-  bool watched() const noexcept { return polite_ || watch_.timeout_seconds > 0; }
   void complete(MPI_Request& request, const char* what);
   // Calls test() (one MPI_Test or MPI_Testall under the serialising lock, setting done) until
   // done: spinning, then in polite mode yielding and sleeping; checks the watch as it goes.
   template <class Test>
   void poll(Test&& test, const char* what);
-  // Runs the blocking form, or in polite mode the non-blocking form completed politely.
-  template <class Blocking, class Nonblocking>
-  void call(const char* what, Blocking blocking, Nonblocking nonblocking);
+  // Posts the non-blocking form of an MPI call and completes it with poll().
+  template <class Nonblocking>
+  void call(const char* what, Nonblocking nonblocking);
 };
 
 // Whether MPI is initialised with at least MPI_THREAD_SERIALIZED; throws otherwise.

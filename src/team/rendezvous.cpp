@@ -75,10 +75,11 @@ void TeamImpl::wait_all_begun(std::uint64_t k) {
 }
 
 TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d, bool carry) {
-  waiter_.throw_if_aborted();
+  throw_if_unusable();
   ThreadSlot& s = slot(me);
   await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
+  entering_call(k);
   const int parity = static_cast<int>(k & 1);
   // The slot of this parity was last read during call k-2, and every reader finished that
   // before beginning call k-1, which this thread has waited for.
@@ -94,10 +95,11 @@ TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d, bool carry) {
 }
 
 void TeamImpl::fail_inline(int me, const CallFingerprint& f, const std::string& why) {
-  waiter_.throw_if_aborted();
+  throw_if_unusable();
   ThreadSlot& s = slot(me);
   await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
+  entering_call(k);
   const int parity = static_cast<int>(k & 1);
   s.begun[parity].fingerprint = f;
   s.published[parity].invalid = why;
@@ -107,10 +109,11 @@ void TeamImpl::fail_inline(int me, const CallFingerprint& f, const std::string& 
 }
 
 int TeamImpl::begin_arrival_call(int me, CallDescriptor d) {
-  waiter_.throw_if_aborted();
+  throw_if_unusable();
   ThreadSlot& s = slot(me);
   await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
+  entering_call(k);
   ++s.arrival_calls;
   s.last_arrival_call = k;
   const int parity = static_cast<int>(k & 1);

@@ -3,10 +3,14 @@
 // are in team/rendezvous.cpp, the configuration in team/config.cpp, the roster in roster.hpp.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <random>
 #include <sstream>
+#include <utility>
 
 #include <tlc/error.hpp>
 #include <tlc/team.hpp>
@@ -120,8 +124,12 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   const int costs = cost_fingerprint(config.plan.costs, config.plan.measured);
   // Forced algorithms and leaders decide which MPI calls a collective makes.
   const int choices = choice_fingerprint(config.plan);
-  int agreed[] = {lanes(), -lanes(), chunk,   -chunk,  oversubscribed ? 1 : 0, check, -check,
-                  costs,   -costs,   choices, -choices};
+  // The team's notes between processes carry a number of the team's own: a note still in
+  // flight when an earlier team was destroyed may reach this team's duplicate communicator
+  // (MPI reuses the context ids of freed communicators), and must be told apart.
+  const int nonce = static_cast<int>(std::random_device{}() & 0x7fffffff);
+  int agreed[] = {lanes(), -lanes(), chunk,    -chunk, oversubscribed ? 1 : 0, check, -check, costs,
+                  -costs,  choices,  -choices, nonce};
   comm_->allreduce_max(agreed);
   // Lanes are made once, one after another in the same order on every process (DESIGN
   // section 5). Every process needs the same number: the lane collectives pair them up.
@@ -166,11 +174,15 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   if (roster_.processes() > 1) {
     exchange_comm_ = std::make_unique<ProcessComm>(comm_->get(), /*lane=*/true);
     exchange_comm_->set_polite(oversubscribed);
+    alarm_ = std::make_unique<ProcessAlarm>(comm_->get(), agreed[11]);
   }
-  // From here on a wait inside MPI ends when the team aborts or TLC_TIMEOUT expires.
+  // From here on a wait inside MPI ends when the team aborts, another process says it failed,
+  // or TLC_TIMEOUT expires.
   MpiWatch watch;
   watch.timeout_seconds = config.timeout_seconds;
   watch.abandoned = [this] { return waiter_.aborted(); };
+  watch.why = [this] { return waiter_.abort_reason(); };
+  if (alarm_) watch.listen = [this] { listen(); };
   watch.abort_job_on_timeout = config.timeout_aborts_job;
   comm_->set_watch(watch);
   for (auto& lane : lanes_) lane->set_watch(watch);
@@ -198,6 +210,105 @@ TeamImpl::~TeamImpl() {
     report_stats();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tlc: the stats report failed: %s\n", e.what());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failures across processes
+
+thread_local bool TeamImpl::failure_agreed_ = false;
+thread_local std::uint64_t TeamImpl::current_call_ = 0;
+
+void TeamImpl::abort(const std::string& reason) {
+  waiter_.abort(reason);
+  if (!alarm_ || told_broken_.exchange(true)) return;
+  try {
+    alarm_->send(ProcessAlarm::Kind::broken, 0,
+                 "process " + std::to_string(process()) + ": " + reason);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tlc: process %d could not tell the other processes: %s\n", process(),
+                 e.what());
+  }
+}
+
+void TeamImpl::call_failed(int me, const Error& e) {
+  if (std::exchange(failure_agreed_, false) || !alarm_ || aborted()) return;
+  if (e.code() != Errc::invalid_argument && e.code() != Errc::mismatch) {
+    // Found after the call's steps between processes may have started.
+    abort(e.what());
+    return;
+  }
+  const std::uint64_t k = slot(me).calls;
+  std::lock_guard<std::mutex> lock(alarm_mutex_);
+  if (failed_call_ >= k) return;  // another thread of this process has told already
+  failed_call_ = k;
+  // Processes that failed this call too may have said so already.
+  processes_agreeing_ = static_cast<int>(
+      std::erase_if(early_notes_, [k](const ProcessAlarm::Note& n) { return n.call == k; }));
+  unsettled_ = processes_agreeing_ < processes() - 1;
+  update_attention();
+  alarm_->send(ProcessAlarm::Kind::failed_call, k,
+               "process " + std::to_string(process()) + ": " + e.what());
+}
+
+void TeamImpl::listen() {
+  while (std::optional<ProcessAlarm::Note> note = alarm_->receive()) hear(*note);
+}
+
+void TeamImpl::hear(const ProcessAlarm::Note& note) {
+  std::lock_guard<std::mutex> lock(alarm_mutex_);
+  if (aborted()) return;
+  if (note.kind == ProcessAlarm::Kind::failed_call) {
+    if (unsettled_ && note.call == failed_call_) {
+      unsettled_ = ++processes_agreeing_ < processes() - 1;
+      update_attention();
+      return;
+    }
+    // A process ahead of this one: whether this process fails that call too is not known yet.
+    if (note.call > current_call_) {
+      early_notes_.push_back(note);
+      update_attention();
+      return;
+    }
+    // This process started that call (or had gone past it): what it started will never
+    // complete, and the process that failed must hear that the team is gone.
+    abort("call " + std::to_string(note.call) + " of the team failed on " + note.text);
+    return;
+  }
+  told_broken_.store(true);  // the sender told every process
+  waiter_.abort(note.text);
+}
+
+void TeamImpl::attend() {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  const double limit = waiter_.tuning().timeout_seconds;
+  for (int attempt = 0; !aborted(); ++attempt) {
+    {
+      std::lock_guard<std::mutex> lock(alarm_mutex_);
+      // A call this process went through without failing it failed elsewhere.
+      const auto passed =
+          std::find_if(early_notes_.begin(), early_notes_.end(),
+                       [](const ProcessAlarm::Note& n) { return n.call <= current_call_; });
+      if (passed != early_notes_.end()) {
+        const ProcessAlarm::Note note = *passed;
+        early_notes_.clear();
+        update_attention();
+        abort("call " + std::to_string(note.call) + " of the team failed on " + note.text);
+        return;
+      }
+      if (!unsettled_) return;
+    }
+    listen();
+    if (limit > 0 && std::chrono::duration<double>(Clock::now() - start).count() > limit) {
+      const std::string message =
+          "tlc: waited " + std::to_string(limit) +
+          " s (TLC_TIMEOUT) for the other processes to say how the call that failed here ended "
+          "for them";
+      abort(message);
+      throw Error(Errc::timeout, message);
+    }
+    pace_polite_wait(attempt);
   }
 }
 

@@ -40,6 +40,7 @@
 #include <tlc/thread.hpp>
 #include <tlc/topology.hpp>
 
+#include "inter/alarm.hpp"
 #include "inter/process_comm.hpp"
 #include "intra/sliced_reduce.hpp"
 #include "select/planner.hpp"
@@ -229,6 +230,10 @@ struct ArrivalState {
   int source_thread = -1;             // the thread whose arguments the data was sent with
   alignas(cache_line_size) std::atomic<std::uint64_t> part_done[2]{};  // reduction parts finished
   std::atomic<std::uint64_t> part_failed{0};  // a part's user op threw (call number)
+  // TLC_CHECK: the call m whose comparison with the other processes is in `verdict` ("" when
+  // they agree), made by the first thread to arrive.
+  alignas(cache_line_size) std::atomic<std::uint64_t> checked{0};
+  std::string verdict;
   // alltoall: the arrival order of the current call (entry i: (m << 20) | the thread with ticket
   // i, so that a stale entry of an earlier call is never taken for this one); per thread, the
   // block copies into or out of its buffers over the team's lifetime, and the call m in which
@@ -292,7 +297,33 @@ class TeamImpl {
   }
   Waiter& waiter() noexcept { return waiter_; }
   bool aborted() const noexcept { return waiter_.aborted(); }
-  void abort(const std::string& reason) { waiter_.abort(reason); }
+  // Marks the team aborted (every waiting thread wakes with TeamAborted) and, in a team spanning
+  // processes, tells the other processes, whose waits then end too (inter/alarm.hpp).
+  void abort(const std::string& reason);
+
+  // --- Failures across processes (docs/reliability.md) ---
+  // A call of thread me failed with e in this process (every thread of the process that throws
+  // reports it; the first one acts). Bad arguments and threads that disagree are found before
+  // any step between processes: the other processes are told that this call failed here, and
+  // the team's next call first settles how it ended for them (settle()). Any other failure
+  // aborts the team. Errors every process found together (TLC_CHECK) need neither.
+  void call_failed(int me, const Error& e);
+  // The next throw of the current thread is an error that every process throws alike.
+  static void failure_agreed_across_processes() noexcept { failure_agreed_ = true; }
+  // Whether the error the current thread is throwing is such an error (not reset).
+  static bool failure_agreed() noexcept { return failure_agreed_; }
+  // At every begin step: TeamAborted once the team has aborted. After a call failed in this
+  // process, first waits until every other process has said how that call ended there: failed
+  // before its step between processes too (nothing was started: the team stays usable), or
+  // started (the team aborts, since what they started will never complete).
+  void throw_if_unusable() {
+    if (attention_.load(std::memory_order_acquire)) [[unlikely]]
+      attend();
+    waiter_.throw_if_aborted();
+  }
+  // The number of the current thread's latest call across processes (set at its begin step):
+  // notes about later calls are kept until this process gets there.
+  static void entering_call(std::uint64_t k) noexcept { current_call_ = k; }
 
   // --- Synchronisation steps (see file comment) ---
   // Publishes d, waits for every thread of the process, validates; returns the descriptors of
@@ -316,7 +347,7 @@ class TeamImpl {
   // caller: this step is most of an 8-byte allreduce, and every instruction on it is on the
   // critical path of back-to-back calls (the slow parts, waiting and reporting, stay out of line).
   int begin_inline(int me, const CallFingerprint& f, const void* data, std::size_t bytes) {
-    waiter_.throw_if_aborted();
+    throw_if_unusable();
     ThreadSlot& s = slot(me);
     await_arrival_call(s);
     const std::uint64_t k = ++s.calls;
@@ -505,6 +536,23 @@ class TeamImpl {
   std::unique_ptr<ProcessComm> comm_;
   std::vector<std::unique_ptr<ProcessComm>> lanes_;
   std::unique_ptr<ProcessComm> exchange_comm_;
+  // Notes between the processes of the team about failures (several processes only).
+  std::unique_ptr<ProcessAlarm> alarm_;
+  std::mutex alarm_mutex_;                       // guards the four below
+  bool unsettled_ = false;                       // a call failed here; the others have not all said
+  std::uint64_t failed_call_ = 0;                // the last call number that failed here
+  int processes_agreeing_ = 0;                   // processes that failed failed_call_ as well
+  std::vector<ProcessAlarm::Note> early_notes_;  // about calls this process had not reached
+  std::atomic<bool> attention_{false};           // unsettled_ or early notes: see attend()
+  std::atomic<bool> told_broken_{false};         // the others know this team is gone
+  static thread_local bool failure_agreed_;
+  static thread_local std::uint64_t current_call_;
+  void attend();
+  void listen();
+  void hear(const ProcessAlarm::Note& note);
+  void update_attention() noexcept {
+    attention_.store(unsettled_ || !early_notes_.empty(), std::memory_order_release);
+  }
   Planner planner_;
   Waiter waiter_;
   std::unique_ptr<ThreadSlot[]> slots_;

@@ -77,6 +77,8 @@ class Waiter {
   // Marks the team aborted and wakes every waiter, which then throws TeamAborted.
   void abort(const std::string& reason);
   bool aborted() const noexcept { return aborted_.load(std::memory_order_acquire); }
+  // Why the team aborted; only once aborted() is true (written once, before the flag).
+  const std::string& abort_reason() const noexcept { return abort_reason_; }
   void throw_if_aborted() const {
     if (aborted()) throw_aborted();
   }

@@ -24,6 +24,21 @@
 //                  stuck in a driver, stopped by a debugger), which the launcher does not notice.
 //                  With TLC_TIMEOUT process 0's leader gives up at the deadline and the job ends
 //                  with MPI_Abort, which also ends the stopped process.
+//   peer-bad-argument   2 threads each, no time-out. Process 1's thread 1 passes a receive
+//                  buffer of the wrong size to an allreduce. Process 1's threads get the error
+//                  before any data moves and tell process 0, whose leader waits inside MPI: it
+//                  ends its wait, and both of process 0's threads get TeamAborted naming process
+//                  1's error. The job then ends with MPI_Abort (process 0 gave up an operation).
+//   peer-disagrees 2 threads each, no time-out. Process 1's threads pass different roots to a
+//                  bcast; the rest as peer-bad-argument.
+//   peer-bad-argument-dynamic   as peer-bad-argument, in an alltoall led by arrival.
+//   peer-throws-untimed   as peer-throws without TLC_TIMEOUT: process 1's team aborts and
+//                  tells process 0.
+//   root-went-ahead   1 thread each, no time-out. Process 1 passes a bad root to a bcast whose
+//                  root is process 0, which may complete its part without process 1 (its message
+//                  waits inside MPI). Then both call an allreduce: process 1 first waits to hear
+//                  how the failed bcast ended on process 0, which, once it waits for process 1,
+//                  hears of the failure and says the team is gone. Nobody may return data.
 // Every thread prints what it caught: "process P thread T: <what>".
 #include <unistd.h>
 
@@ -49,15 +64,37 @@ int run(const std::string& scenario) {
   int process = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &process);
   tlc::TeamOptions o;
-  o.threads = scenario == "peer-absent" ? 1 : 2;
+  o.threads = scenario == "peer-absent" || scenario == "root-went-ahead" ? 1 : 2;
   o.pin = false;
   if (scenario == "local-throw") o.algorithms[tlc::Collective::reduce] = "dynamic";
+  if (scenario == "peer-bad-argument-dynamic") o.algorithms[tlc::Collective::alltoall] = "dynamic";
   tlc::Team team(MPI_COMM_WORLD, o);
   try {
     team.run([&](tlc::Thread& me) {
       std::vector<double> send(8192, 1.0), recv(send.size());
       try {
-        if (scenario == "peer-throws") {
+        const bool odd_one = me.process() == 1 && me.local_index() == 1;
+        if (scenario == "peer-bad-argument") {
+          me.allreduce(std::span<const double>(send),
+                       std::span<double>(recv.data(), odd_one ? recv.size() - 1 : recv.size()));
+        } else if (scenario == "peer-disagrees") {
+          me.bcast(std::span<double>(recv), odd_one ? 1 : 0);
+        } else if (scenario == "peer-bad-argument-dynamic") {
+          me.alltoall(std::span<const double>(send),
+                      std::span<double>(recv.data(), odd_one ? recv.size() - 4 : recv.size()));
+        } else if (scenario == "peer-throws-untimed") {
+          if (me.process() == 1 && me.local_index() == 0)
+            throw std::runtime_error("a user error on process 1 before the allreduce");
+          me.allreduce(std::span<const double>(send), std::span<double>(recv));
+        } else if (scenario == "root-went-ahead") {
+          try {
+            me.bcast(std::span<double>(recv), me.process() == 1 ? 7 : 0);
+            report(me, "bcast returned");
+          } catch (const tlc::Error& e) {
+            report(me, std::string("bcast: ") + e.what());
+          }
+          me.allreduce(std::span<const double>(send), std::span<double>(recv));
+        } else if (scenario == "peer-throws") {
           if (me.process() == 1 && me.local_index() == 0)
             throw std::runtime_error("a user error on process 1 before the allreduce");
           me.allreduce(std::span<const double>(send), std::span<double>(recv));
@@ -123,7 +160,9 @@ int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(
         stderr,
-        "usage: %s peer-throws|peer-absent|local-throw|peer-exits|peer-killed|peer-stopped\n",
+        "usage: %s peer-throws|peer-absent|local-throw|peer-exits|peer-killed|peer-stopped|"
+        "peer-bad-argument|peer-disagrees|peer-bad-argument-dynamic|peer-throws-untimed|"
+        "root-went-ahead\n",
         argv[0]);
     return 2;
   }

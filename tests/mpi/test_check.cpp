@@ -13,9 +13,10 @@ namespace {
 using namespace tlc_test;
 using tlc::Collective;
 
-tlc::TeamOptions checked(int threads) {
+tlc::TeamOptions checked(int threads, const std::string& leaders = "") {
   tlc::TeamOptions o = test_options(threads);
   o.check = true;
+  o.leaders = leaders;
   return o;
 }
 
@@ -28,8 +29,9 @@ struct Seen {
 // Runs `call` on every thread of a checked team (process 1 deviates in the way `call` says) and
 // returns what each local thread saw; the receive buffer starts as NaN.
 template <class Call>
-std::vector<Seen> run_checked(int threads, Call&& call) {
-  tlc::Team team(MPI_COMM_WORLD, checked(threads));
+std::vector<Seen> run_checked(int threads, Call&& call, const std::string& leaders = "") {
+  tlc::Team team(MPI_COMM_WORLD, checked(threads, leaders));
+  bool still_works = true;
   std::vector<Seen> seen(static_cast<std::size_t>(threads));
   team.run([&](tlc::Thread& me) {
     Seen& mine = seen[static_cast<std::size_t>(me.local_index())];
@@ -42,7 +44,10 @@ std::vector<Seen> run_checked(int threads, Call&& call) {
       mine.error = e.what();
     }
     for (double x : recv) mine.untouched = mine.untouched && std::isnan(x);
+    // Nothing was started anywhere: the team still works.
+    if (me.allreduce(1.0) != me.size()) still_works = false;
   });
+  EXPECT_TRUE(still_works) << "the team broke after the checked failure";
   return seen;
 }
 
@@ -101,6 +106,58 @@ TEST(Check, ProcessesThatDisagreeFailEverywhereBeforeDataMoves) {
                              me.allreduce(s, r);
                            }),
                "collective barrier");
+}
+
+// Calls led by arrival have no rendezvous of the process's threads: the first thread to arrive
+// in each process compares the call, and the others wait for its verdict.
+TEST(Check, CallsLedByArrivalAreComparedToo) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const int threads = 1 + world_rank() % 2;
+  const bool odd = world_rank() == 1;
+  const std::size_t n = odd ? 32 : 64;
+  using Buffers = std::vector<double>;
+  for (Collective c :
+       {Collective::bcast, Collective::reduce, Collective::scatter, Collective::allreduce,
+        Collective::reduce_scatter_block, Collective::alltoall}) {
+    SCOPED_TRACE(tlc::to_string(c));
+    expect_named(run_checked(
+                     threads,
+                     [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
+                       const auto size = static_cast<std::size_t>(me.size());
+                       std::span<const double> s(send.data(), n);
+                       switch (c) {
+                         case Collective::bcast:
+                           me.bcast(std::span<double>(recv.data(), n), 0);
+                           break;
+                         case Collective::reduce:
+                           me.reduce(s, std::span<double>(recv.data(), n), 0);
+                           break;
+                         case Collective::scatter: {
+                           std::vector<double> all(n * size, 1.0);
+                           me.scatter(std::span<const double>(all),
+                                      std::span<double>(recv.data(), n), 0);
+                           break;
+                         }
+                         case Collective::allreduce:
+                           me.allreduce(s, std::span<double>(recv.data(), n));
+                           break;
+                         case Collective::reduce_scatter_block: {
+                           std::vector<double> all(n * size, 1.0);
+                           me.reduce_scatter_block(std::span<const double>(all),
+                                                   std::span<double>(recv.data(), n));
+                           break;
+                         }
+                         default: {
+                           std::vector<double> all(n * size, 1.0);
+                           me.alltoall(std::span<const double>(all),
+                                       std::span<double>(recv.data(), n * size));
+                           break;
+                         }
+                       }
+                     },
+                     "dynamic"),
+                 "count per rank");
+  }
 }
 
 TEST(Check, CallsThatAgreeRunAsUsual) {

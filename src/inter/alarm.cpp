@@ -1,0 +1,86 @@
+#include "inter/alarm.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "inter/mpi_check.hpp"
+#include "inter/process_comm.hpp"
+
+namespace tlc::detail {
+
+ProcessAlarm::ProcessAlarm(MPI_Comm parent, int team) : team_(team) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  {
+    auto lock = ProcessComm::serialize();
+    check_mpi(MPI_Comm_idup(parent, &comm_, &request), "MPI_Comm_idup");
+  }
+  complete_politely(request, "MPI_Comm_idup");
+  auto lock = ProcessComm::serialize();
+  check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  post_receive();
+}
+
+void ProcessAlarm::post_receive() {
+  check_mpi(MPI_Irecv(&inbox_, sizeof(Wire), MPI_BYTE, MPI_ANY_SOURCE, 0, comm_, &inbox_request_),
+            "MPI_Irecv (alarm)");
+}
+
+ProcessAlarm::~ProcessAlarm() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized || comm_ == MPI_COMM_NULL) return;
+  auto lock = ProcessComm::serialize();
+  if (inbox_request_ != MPI_REQUEST_NULL) {
+    MPI_Cancel(&inbox_request_);
+    MPI_Wait(&inbox_request_, MPI_STATUS_IGNORE);  // local once cancelled (or already matched)
+  }
+  // A note still in flight has its buffer here: leave both to the job's end (a note is sent
+  // only when the team failed, and notes are small enough to leave at once in practice).
+  int sent = 1;
+  if (!sends_.empty())
+    MPI_Testall(static_cast<int>(sends_.size()), sends_.data(), &sent, MPI_STATUSES_IGNORE);
+  if (!sent) {
+    new std::deque<Wire>(std::move(outbox_));  // deliberately leaked: MPI may still read it
+    return;
+  }
+  MPI_Comm_free(&comm_);
+}
+
+void ProcessAlarm::send(Kind kind, std::uint64_t call, const std::string& text) {
+  std::lock_guard<std::mutex> guard(send_mutex_);
+  Wire& note = outbox_.emplace_back();
+  note.team = team_;
+  note.kind = static_cast<std::int32_t>(kind);
+  note.process = rank_;
+  note.call = call;
+  const std::size_t length = std::min(text.size(), text_capacity - 1);
+  std::memcpy(note.text, text.data(), length);
+  note.text[length] = '\0';
+  auto lock = ProcessComm::serialize();
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Isend(&note, sizeof(Wire), MPI_BYTE, p, 0, comm_, &request), "MPI_Isend (alarm)");
+    sends_.push_back(request);
+  }
+}
+
+std::optional<ProcessAlarm::Note> ProcessAlarm::receive() {
+  std::unique_lock<std::mutex> reading(receive_mutex_, std::try_to_lock);
+  if (!reading.owns_lock()) return std::nullopt;
+  auto lock = ProcessComm::serialize();
+  for (;;) {
+    int arrived = 0;
+    check_mpi(MPI_Test(&inbox_request_, &arrived, MPI_STATUS_IGNORE), "MPI_Test (alarm)");
+    if (!arrived) return std::nullopt;
+    const Wire wire = inbox_;
+    post_receive();
+    if (wire.team != team_) continue;  // to a team destroyed before this one was made
+    return Note{static_cast<Kind>(wire.kind), wire.process, wire.call,
+                std::string(wire.text, strnlen(wire.text, text_capacity))};
+  }
+}
+
+}  // namespace tlc::detail

@@ -1,0 +1,75 @@
+// How a failure on one process reaches the other processes of its team without a step of its
+// own in every call (docs/reliability.md, "Across processes").
+//
+// Every team spanning processes keeps one receive posted on a duplicate of its process
+// communicator. A process that fails a call before its step between processes (bad arguments,
+// threads that disagree), or whose team aborts, sends a note to every other process. The others
+// read notes while they wait inside MPI (every wait between processes is polled, see
+// ProcessComm::poll), so a process waiting for one that will never come ends its wait instead
+// of hanging. Reading a note costs one MPI_Test of the posted receive.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+namespace tlc::detail {
+
+class ProcessAlarm {
+ public:
+  enum class Kind : std::int32_t {
+    // The sender's call number `call` failed before the sender's first step between processes:
+    // it posted nothing for that call.
+    failed_call = 1,
+    // The sender's team is gone (aborted, or it gave up an MPI operation): nothing it started
+    // will complete.
+    broken = 2,
+  };
+  struct Note {
+    Kind kind;
+    int process;
+    std::uint64_t call;
+    std::string text;
+  };
+
+  // Collective over parent: duplicates it and posts the receive. team: the same number on
+  // every process, which notes carry; notes of another number are dropped (see team.cpp).
+  ProcessAlarm(MPI_Comm parent, int team);
+  ~ProcessAlarm();
+  ProcessAlarm(const ProcessAlarm&) = delete;
+  ProcessAlarm& operator=(const ProcessAlarm&) = delete;
+
+  // Sends a note to every other process (non-blocking; the note's text is cut to fit).
+  void send(Kind kind, std::uint64_t call, const std::string& text);
+  // The next note that has arrived, if any. One thread reads at a time; a thread that finds
+  // another reading gets nothing (that one passes the note on).
+  std::optional<Note> receive();
+
+ private:
+  static constexpr std::size_t text_capacity = 240;
+  struct Wire {
+    std::int32_t team;
+    std::int32_t kind;
+    std::int32_t process;
+    std::uint64_t call;
+    char text[text_capacity];
+  };
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  int team_ = 0;
+  std::mutex receive_mutex_;
+  Wire inbox_{};
+  MPI_Request inbox_request_ = MPI_REQUEST_NULL;
+  std::mutex send_mutex_;
+  std::deque<Wire> outbox_;  // stable addresses while the sends are in flight
+  std::vector<MPI_Request> sends_;
+  void post_receive();
+};
+
+}  // namespace tlc::detail
