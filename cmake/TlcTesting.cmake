@@ -15,7 +15,7 @@ function(tlc_add_unit_test name)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES TIMEOUT ${TLC_TEST_TIMEOUT} LABELS unit
-                       ENVIRONMENT "TLC_DATA_DIR=${PROJECT_SOURCE_DIR}/tests/data")
+                       ENVIRONMENT "TLC_DATA_DIR=${PROJECT_SOURCE_DIR}/tests/data;${TLC_SANITIZER_ENVIRONMENT}")
 endfunction()
 
 function(tlc_add_mpi_test name)

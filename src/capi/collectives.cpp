@@ -6,6 +6,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <span>
 #include <string>
@@ -44,7 +45,17 @@ struct is_commutative<capi::CUserOp<T, true>> : std::true_type {};
 namespace tlc::capi {
 namespace {
 
-const char* type_name(tlc_datatype type) noexcept {
+// The integer a C caller passed as a tlc_datatype, read as bytes. C allows any int there; in C++
+// loading an enum object whose value lies outside the enumeration's range is undefined (and
+// UBSan says so), so the C++ side never loads the parameter as the enum type.
+static_assert(sizeof(tlc_datatype) == sizeof(int));
+int value_of(const tlc_datatype& type) noexcept {
+  int value = 0;
+  std::memcpy(&value, &type, sizeof value);
+  return value;
+}
+
+const char* type_name(int type) noexcept {
   switch (type) {
     case TLC_INT8:
       return "TLC_INT8";
@@ -86,7 +97,7 @@ const char* op_name(tlc_op op) noexcept {
 
 // Calls f(std::type_identity<T>{}) with the C++ type of type; false for an unknown type.
 template <class F>
-bool visit_type(tlc_datatype type, F&& f) {
+bool visit_type(int type, F&& f) {
   switch (type) {
     case TLC_INT8:
       return f(std::type_identity<std::int8_t>{}), true;
@@ -123,7 +134,7 @@ bool visit_type(tlc_datatype type, F&& f) {
 // Calls g(op object) for op on elements of type T, or returns why there is none. The built-in
 // ops follow MPI's table of which ops apply to which types.
 template <class T, class G>
-std::string visit_op(tlc_op op, tlc_datatype type, G&& g) {
+std::string visit_op(tlc_op op, int type, G&& g) {
   constexpr bool integer = std::is_integral_v<T> && !std::is_same_v<T, bool>;
   constexpr bool arithmetic =
       integer || std::is_floating_point_v<T> || detail::is_complex<T>::value;
@@ -190,24 +201,26 @@ tlc_status reject_in_place(tlc_participant* me, const char* function, const char
 
 // A collective without an op: f.template operator()<T>(thread).
 template <class F>
-tlc_status movement(const char* function, tlc_participant* me, tlc_datatype type, F&& f) noexcept {
+tlc_status movement(const char* function, tlc_participant* me, const tlc_datatype& c_type,
+                    F&& f) noexcept {
   if (!me) return no_participant(function);
+  const int type = value_of(c_type);
   bool known = true;
   const tlc_status status = guarded([&] {
     known = visit_type(
         type, [&]<class T>(std::type_identity<T>) { f.template operator()<T>(*me->thread); });
   });
   if (!known)
-    return reject(me, std::string(function) + ": " + std::to_string(static_cast<int>(type)) +
-                          " is not a tlc_datatype");
+    return reject(me, std::string(function) + ": " + std::to_string(type) + " is not a tlc_datatype");
   return status;
 }
 
 // A reduction: f.template operator()<T>(thread, op object).
 template <class F>
-tlc_status reduction(const char* function, tlc_participant* me, tlc_datatype type, tlc_op op,
-                     F&& f) noexcept {
+tlc_status reduction(const char* function, tlc_participant* me, const tlc_datatype& c_type,
+                     tlc_op op, F&& f) noexcept {
   if (!me) return no_participant(function);
+  const int type = value_of(c_type);
   std::string problem;
   const tlc_status status = guarded([&] {
     const bool known = visit_type(type, [&]<class T>(std::type_identity<T>) {
@@ -215,7 +228,7 @@ tlc_status reduction(const char* function, tlc_participant* me, tlc_datatype typ
         f.template operator()<T>(*me->thread, op_object);
       });
     });
-    if (!known) problem = std::to_string(static_cast<int>(type)) + " is not a tlc_datatype";
+    if (!known) problem = std::to_string(type) + " is not a tlc_datatype";
   });
   if (!problem.empty()) return reject(me, std::string(function) + ": " + problem);
   return status;
@@ -265,7 +278,7 @@ tlc_status tlc_reject(tlc_participant* me, const char* message) {
 
 size_t tlc_datatype_size(tlc_datatype type) {
   std::size_t size = 0;
-  visit_type(type, [&]<class T>(std::type_identity<T>) { size = sizeof(T); });
+  visit_type(value_of(type), [&]<class T>(std::type_identity<T>) { size = sizeof(T); });
   return size;
 }
 
