@@ -7,13 +7,18 @@ target_compile_options(tlc_build_flags INTERFACE -Wall -Wextra -Wpedantic -Wshad
 # the test, and the suppressions (tests/sanitizers/, each entry justified there) cover MPI's
 # own code only.
 set(TLC_SANITIZER_ENVIRONMENT "")
-# tlc_sanitized_code: the instrumentation, on the library's own code (src/). Every program links
-# the sanitizer's runtime, which checks the library's accesses and every allocation; the test
-# and benchmark code itself is not instrumented, which keeps a sanitized build within a few
-# minutes on two cores (instrumenting the collective test sweeps, too, more than doubled it).
+# tlc_sanitized_code: the instrumentation of the library's own code (src/). Every program links
+# the sanitizer's runtime. AddressSanitizer and UBSan then check the library's accesses and
+# every allocation, and the test and benchmark code is left uninstrumented, which keeps such a
+# build within a few minutes on two cores (instrumenting the collective test sweeps more than
+# doubled it). ThreadSanitizer needs every access and every synchronisation instrumented, or it
+# reports races the tests' own synchronisation rules out: there everything is.
 add_library(tlc_sanitized_code INTERFACE)
 if(TLC_SANITIZE)
   list(JOIN TLC_SANITIZE "," _tlc_sanitizers)
+  if("thread" IN_LIST TLC_SANITIZE)
+    add_compile_options(-fsanitize=${_tlc_sanitizers})
+  endif()
   target_compile_options(tlc_sanitized_code INTERFACE -fsanitize=${_tlc_sanitizers}
                          -fno-omit-frame-pointer -g)
   add_link_options(-fsanitize=${_tlc_sanitizers})

@@ -6,11 +6,15 @@
 #
 # Steps: (1) install the Debian packages that are missing (nothing is fetched when all are
 # present), (2) configure and build (incremental; fast when nothing changed), (3) run.
-# `test` builds and tests twice, against MPICH (build/) and against Open MPI (build-openmpi/);
-# `bench` uses MPICH only. Each build names its MPI explicitly (-DTLC_MPI=mpich|openmpi), so the
-# Debian alternatives for mpicxx / mpiexec never decide which MPI a build gets.
-# Environment: TLC_BUILD_DIR  the MPICH build directory (default: build, relative to the
-#              repository root); TLC_BUILD_DIR_OPENMPI  the Open MPI one (default: build-openmpi).
+# `test` builds and tests three trees: against MPICH with AddressSanitizer and UBSan
+# (build-asan/, the whole suite), against Open MPI (build-openmpi/, the whole suite, optimised as
+# users build it, with the benchmark's and examples' tests) and against MPICH with
+# ThreadSanitizer (build-tsan/, one and two processes). `bench` builds MPICH optimised (build/).
+# Each build names its MPI explicitly (-DTLC_MPI=mpich|openmpi), so the Debian alternatives for
+# mpicxx / mpiexec never decide which MPI a build gets.
+# Environment: TLC_BUILD_DIR  the bench's build directory (default: build, relative to the
+#              repository root); TLC_BUILD_DIR_OPENMPI, TLC_BUILD_DIR_ASAN, TLC_BUILD_DIR_TSAN
+#              the test trees (default: build-openmpi, build-asan, build-tsan).
 # Exits non-zero on any failure.
 set -euo pipefail
 
@@ -21,11 +25,13 @@ usage: bash scripts/bootstrap.sh bench [tlc-bench options...]
   bench  install missing packages, build, run tlc-bench's main job: one process's team of one
          thread per core against MPI everywhere, master-only and the memory bound, every
          collective, 8 B .. 64 MiB; summary on stdout, table, CSV, JSON and PNG in bench-results/
-  test   install missing packages, build against MPICH and against Open MPI, run the whole test
-         suite with ctest in both
-  bench uses MPICH. TLC_BUILD_DIR chooses the MPICH build directory (default: build),
-  TLC_BUILD_DIR_OPENMPI the Open MPI one (default: build-openmpi); TLC_BENCH_PROCESSES the team's
-  threads and MPI everywhere's processes (default: nproc); TLC_BENCH_OUT the results prefix
+  test   install missing packages, build and run the whole test suite with ctest against MPICH
+         under AddressSanitizer+UBSan and against Open MPI, and its one- and two-process tests
+         against MPICH under ThreadSanitizer
+  bench uses MPICH. TLC_BUILD_DIR chooses its build directory (default: build);
+  TLC_BUILD_DIR_OPENMPI, TLC_BUILD_DIR_ASAN, TLC_BUILD_DIR_TSAN the test trees (default:
+  build-openmpi, build-asan, build-tsan); TLC_BENCH_PROCESSES the team's threads and MPI
+  everywhere's processes (default: nproc); TLC_BENCH_OUT the results prefix
 USAGE
 }
 
@@ -59,6 +65,8 @@ repo_root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 cd -- "$repo_root"
 build_dir=${TLC_BUILD_DIR:-build}
 openmpi_build_dir=${TLC_BUILD_DIR_OPENMPI:-build-openmpi}
+asan_build_dir=${TLC_BUILD_DIR_ASAN:-build-asan}
+tsan_build_dir=${TLC_BUILD_DIR_TSAN:-build-tsan}
 
 log() { printf 'bootstrap: %s\n' "$*"; }
 
@@ -114,7 +122,7 @@ install_packages() {
 }
 
 # --- 2. configure and build ---------------------------------------------------------------------
-# build <directory> <mpich|openmpi> [cmake options...]
+# build <directory> <mpich|openmpi> [cmake options...] (after the defaults: they may override)
 build() {
   local dir=$1 mpi=$2 jobs
   shift 2
@@ -208,14 +216,23 @@ case "$mode" in
     run_bench "$@"
     ;;
   test)
-    # Both trees are built and tested even when the first fails, so that one run shows both.
+    # Every tree is built and tested even when one fails, so that one run shows all.
+    # The sanitized trees: optimised lightly (-O1: instrumented code compiles several times
+    # slower at -O3), without the benchmark and the examples (smoke tests, run in the Open MPI
+    # tree); cmake/TlcCompilerFlags.cmake says what else differs (docs/reliability.md).
+    sanitized=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1
+               -DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -DTLC_BUILD_BENCH=OFF -DTLC_BUILD_EXAMPLES=OFF)
     rc=0
-    build "$build_dir" mpich
-    run_tests "$build_dir" MPICH || rc=1
-    # The package consumer test of the other library kind compiles the library once more; the
-    # MPICH tree covers both kinds, this one its own (docs/mpi.md).
-    build "$openmpi_build_dir" openmpi -DTLC_CONSUMER_OTHER_KIND=OFF
+    # The package consumer test of the other library kind compiles the library once more: the
+    # Open MPI tree covers both kinds, the sanitized ones their own (docs/mpi.md).
+    build "$asan_build_dir" mpich "${sanitized[@]}" "-DTLC_SANITIZE=address;undefined" \
+      -DTLC_CONSUMER_OTHER_KIND=OFF
+    run_tests "$asan_build_dir" "MPICH, AddressSanitizer+UBSan" || rc=1
+    build "$openmpi_build_dir" openmpi -DTLC_CONSUMER_OTHER_KIND=ON
     run_tests "$openmpi_build_dir" "Open MPI" || rc=1
+    build "$tsan_build_dir" mpich "${sanitized[@]}" -DTLC_SANITIZE=thread -DTLC_TEST_MAX_PROCS=2 \
+      -DTLC_CONSUMER_OTHER_KIND=OFF
+    run_tests "$tsan_build_dir" "MPICH, ThreadSanitizer" || rc=1
     exit "$rc"
     ;;
 esac

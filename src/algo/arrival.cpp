@@ -57,6 +57,7 @@
 #include <cstring>
 #include <exception>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "algo/across.hpp"
@@ -412,15 +413,38 @@ void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   };
   // One block from thread `from`'s send buffer into thread `to`'s receive buffer. Each copy
   // counts for both: a thread may leave after 2 (T - 1) copies involving it (its blocks are all
-  // in, and nobody reads its send buffer any more).
+  // in, and nobody reads its send buffer any more). After a failure threads leave without those
+  // copies: a copy announces itself (busy) before it looks whether both threads are still
+  // there (closed), and a leaving thread closes before it waits for the copies announced, so
+  // that no copy touches buffers that are unwinding (all sequentially consistent: each side
+  // stores, then loads what the other stores).
   auto copy_block = [&](int from, int to) {
-    copy_bytes(at(static_cast<std::byte*>(view[to].call.recv), team.global_rank(from)),
-               at(static_cast<const std::byte*>(view[from].contribution), team.global_rank(to)),
-               block);
-    a.copies[static_cast<std::size_t>(from)].value.fetch_add(1, std::memory_order_acq_rel);
-    a.copies[static_cast<std::size_t>(to)].value.fetch_add(1, std::memory_order_acq_rel);
+    auto& busy_from = a.busy[static_cast<std::size_t>(from)].value;
+    auto& busy_to = a.busy[static_cast<std::size_t>(to)].value;
+    busy_from.fetch_add(1);
+    busy_to.fetch_add(1);
+    if (a.closed[static_cast<std::size_t>(from)].value.load() < m &&
+        a.closed[static_cast<std::size_t>(to)].value.load() < m) {
+      copy_bytes(at(static_cast<std::byte*>(view[to].call.recv), team.global_rank(from)),
+                 at(static_cast<const std::byte*>(view[from].contribution), team.global_rank(to)),
+                 block);
+      a.copies[static_cast<std::size_t>(from)].value.fetch_add(1, std::memory_order_acq_rel);
+      a.copies[static_cast<std::size_t>(to)].value.fetch_add(1, std::memory_order_acq_rel);
+    }
+    busy_from.fetch_sub(1);
+    busy_to.fetch_sub(1);
     team.waiter().notify();
   };
+  // However this thread leaves the call (a failure unwinds its buffers next).
+  struct Closing {
+    ArrivalState& a;
+    int me;
+    std::uint64_t m;
+    ~Closing() {
+      a.closed[static_cast<std::size_t>(me)].value.store(m);
+      while (a.busy[static_cast<std::size_t>(me)].value.load() != 0) std::this_thread::yield();
+    }
+  } closing{a, me, m};
   auto check_against = [&](int u) { or_fail(team, [&] { team.check_agreement(parity, me, u); }); };
   auto exchange_with = [&](int u) {
     check_against(u);

@@ -243,12 +243,18 @@ struct ArrivalState {
   std::unique_ptr<Flag[]> claims;
   // allreduce: the call m whose result block the thread has in its receive buffer.
   std::unique_ptr<Flag[]> results;
+  // alltoall: per thread, the block copies into or out of its buffers under way, and the last
+  // call m in which it left (its buffers closed to copiers).
+  std::unique_ptr<Flag[]> busy;
+  std::unique_ptr<Flag[]> closed;
   void prepare(int threads) {
     const auto n = static_cast<std::size_t>(threads);
     order = std::make_unique<std::atomic<std::uint64_t>[]>(n);
     copies = std::make_unique<Flag[]>(n);
     claims = std::make_unique<Flag[]>(n);
     results = std::make_unique<Flag[]>(n);
+    busy = std::make_unique<Flag[]>(n);
+    closed = std::make_unique<Flag[]>(n);
   }
 };
 

@@ -137,7 +137,8 @@ static void compose_op(const void* a, const void* b, void* out, size_t count, vo
     ((uint64_t*)out)[k] = compose(((const uint64_t*)a)[k], ((const uint64_t*)b)[k]);
 }
 static void sum_int32_op(const void* a, const void* b, void* out, size_t count, void* user) {
-  ++*(int*)user; /* proves user_data arrives (racy increments are fine: only > 0 is checked) */
+  /* Proves user_data arrives; threads of the team call it at once, hence atomic (GCC/Clang). */
+  __atomic_fetch_add((int*)user, 1, __ATOMIC_RELAXED);
   for (size_t k = 0; k < count; ++k)
     ((int32_t*)out)[k] = ((const int32_t*)a)[k] + ((const int32_t*)b)[k];
 }
@@ -633,7 +634,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "tlc_team_run: %s: %s\n", tlc_status_name(s), tlc_error_message());
     ++results.failures;
   }
-  if (sum_int32_calls == 0) {
+  if (__atomic_load_n(&sum_int32_calls, __ATOMIC_RELAXED) == 0) {
     fprintf(stderr, "the user op's user_data never arrived\n");
     ++results.failures;
   }
