@@ -2,6 +2,7 @@
 // on every thread of every process, naming the process and what differs, before any user buffer
 // is written; calls that agree run as usual; the setting itself must agree across processes.
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -88,6 +89,19 @@ TEST(Check, ProcessesThatDisagreeFailEverywhereBeforeDataMoves) {
                              me.bcast(std::span<double>(recv.data(), 64), odd ? 1 : 0);
                            }),
                "root");
+  // The same size, another type: int64 sums where the others sum doubles.
+  expect_named(run_checked(threads,
+                           [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
+                             if (odd) {
+                               std::vector<std::int64_t> s(64, 1), r(64);
+                               me.allreduce(std::span<const std::int64_t>(s),
+                                            std::span<std::int64_t>(r));
+                             } else {
+                               me.allreduce(std::span<const double>(send.data(), 64),
+                                            std::span<double>(recv.data(), 64));
+                             }
+                           }),
+               "element type");
   expect_named(run_checked(threads,
                            [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
                              std::span<const double> s(send.data(), 64);

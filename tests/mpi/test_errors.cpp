@@ -178,7 +178,8 @@ class FencedBuffer {
 
 TEST(Errors, UserOpThrowingMidReductionIsContained) {
   if (world_size() > 1)
-    GTEST_SKIP() << "single-process algorithms; across processes: UserOpThrowingInsideMpiIsContained";
+    GTEST_SKIP()
+        << "single-process algorithms; across processes: UserOpThrowingInsideMpiIsContained";
   constexpr std::size_t n = std::size_t{1} << 20;  // 8 MiB per thread
   for (const std::string algorithm : {"sliced", "two_level", "flat"}) {
     tlc::TeamOptions o = test_options(4);
