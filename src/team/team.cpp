@@ -253,6 +253,21 @@ void TeamImpl::call_failed(int me, const Error& e) {
 
 void TeamImpl::listen() {
   while (std::optional<ProcessAlarm::Note> note = alarm_->receive()) hear(*note);
+  if (!attention_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(alarm_mutex_);
+  abort_if_reached_early_note();  // this thread is inside a call that failed elsewhere
+}
+
+void TeamImpl::abort_if_reached_early_note() {
+  const auto reached =
+      std::find_if(early_notes_.begin(), early_notes_.end(),
+                   [](const ProcessAlarm::Note& n) { return n.call <= current_call_; });
+  if (reached == early_notes_.end()) return;
+  const ProcessAlarm::Note note = *reached;
+  early_notes_.clear();
+  update_attention();
+  if (!aborted())
+    abort("call " + std::to_string(note.call) + " of the team failed on " + note.text);
 }
 
 void TeamImpl::hear(const ProcessAlarm::Note& note) {
@@ -287,17 +302,8 @@ void TeamImpl::attend() {
     {
       std::lock_guard<std::mutex> lock(alarm_mutex_);
       // A call this process went through without failing it failed elsewhere.
-      const auto passed =
-          std::find_if(early_notes_.begin(), early_notes_.end(),
-                       [](const ProcessAlarm::Note& n) { return n.call <= current_call_; });
-      if (passed != early_notes_.end()) {
-        const ProcessAlarm::Note note = *passed;
-        early_notes_.clear();
-        update_attention();
-        abort("call " + std::to_string(note.call) + " of the team failed on " + note.text);
-        return;
-      }
-      if (!unsettled_) return;
+      abort_if_reached_early_note();
+      if (aborted() || !unsettled_) return;
     }
     listen();
     if (limit > 0 && std::chrono::duration<double>(Clock::now() - start).count() > limit) {

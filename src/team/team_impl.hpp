@@ -556,6 +556,9 @@ class TeamImpl {
   void attend();
   void listen();
   void hear(const ProcessAlarm::Note& note);
+  // With alarm_mutex_ held: an early note about a call the current thread has reached (it is in
+  // that call, or went through it without failing it) means the team is gone.
+  void abort_if_reached_early_note();
   void update_attention() noexcept {
     attention_.store(unsettled_ || !early_notes_.empty(), std::memory_order_release);
   }
