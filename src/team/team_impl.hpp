@@ -353,7 +353,8 @@ class TeamImpl {
   // caller: this step is most of an 8-byte allreduce, and every instruction on it is on the
   // critical path of back-to-back calls (the slow parts, waiting and reporting, stay out of line).
   int begin_inline(int me, const CallFingerprint& f, const void* data, std::size_t bytes) {
-    throw_if_unusable();
+    // Single-process calls only: no notes from other processes to attend to.
+    waiter_.throw_if_aborted();
     ThreadSlot& s = slot(me);
     await_arrival_call(s);
     const std::uint64_t k = ++s.calls;
