@@ -245,6 +245,9 @@ std::optional<double> Planner::model_cost(const PlanQuery& q, Algorithm a) const
   std::optional<Plan> p = in_form(q, a, std::nullopt, why);
   if (!p) return std::nullopt;
   if (p->form == Form::direct && !p->one_thread_everywhere) p->form = Form::staged;
+  // Priced in the form the call runs in (a small flat call takes the inline form), so that the
+  // measured times of an algorithm scale the model of what was measured.
+  *p = as_run(q, *p);
   const int threads = std::max(
       1, static_cast<int>(std::lround(static_cast<double>(shape_.ranks) / shape_.processes)));
   return tlc::detail::predict_call(call_query(q, *p, threads), settings_.costs);

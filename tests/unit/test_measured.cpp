@@ -215,4 +215,27 @@ TEST(MeasuredTimes, PlanInsideAProcessFollowsThem) {
   EXPECT_EQ(measured.plan(call(Collective::allreduce, 1024)).algorithm, Algorithm::flat);
 }
 
+// A flat call small enough for the inline form runs inline, and was measured so: its price, in
+// the form it runs in, is the measured time (the model of the carried form would scale the
+// inline one wrongly: the two differ by more than the test's tolerance).
+TEST(MeasuredTimes, InlineCallsArePricedAtTheirMeasuredTime) {
+  PlanSettings tuned;
+  const MeasuredShape shape{1, 2, 1};
+  const double at_8 = 0.2e-6, at_2k = 1.1e-6;
+  tuned.measured.add(Collective::allreduce, Algorithm::flat, shape, {8, at_8});
+  tuned.measured.add(Collective::allreduce, Algorithm::flat, shape, {2048, at_2k});
+  const Planner measured(team(1, 2), tuned), plain(team(1, 2), PlanSettings{});
+  const PlanQuery q = call(Collective::allreduce, 8);
+  const Plan p = measured.as_run(q, measured.plan(q));
+  ASSERT_EQ(p.algorithm, Algorithm::flat);
+  ASSERT_EQ(p.form, Form::inline_line);
+  Plan carried = p;
+  carried.form = Form::carried;
+  ASSERT_GT(*plain.predict_call(q, carried), 1.2 * *plain.predict_call(q, p))
+      << "the model prices both forms alike: the test shows nothing";
+  EXPECT_NEAR(*measured.priced_call(q, p), at_8, 1e-12);
+  const PlanQuery big = call(Collective::allreduce, 2048);
+  EXPECT_NEAR(*measured.priced_call(big, measured.as_run(big, measured.plan(big))), at_2k, 1e-12);
+}
+
 }  // namespace
