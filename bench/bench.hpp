@@ -157,17 +157,21 @@ inline double input_value(int rank, std::size_t i) {
 void poison(double* data, std::size_t count);
 
 // A buffer of doubles that is not touched on allocation, so that the thread that fills it first
-// owns its pages (first touch decides NUMA placement). Cache-line aligned: glibc's memcpy takes
+// owns its pages (first touch decides NUMA placement). Page-aligned: glibc's memcpy takes
 // `rep movsb` for mid-sized copies, which on some x86 cores runs an order of magnitude slower
-// when destination and source are 16 bytes apart modulo the page, as two 16-byte-aligned heap
-// blocks can be; every implementation gets the same alignment, so none wins by chance.
+// when destination and source are a few bytes apart modulo the page, as two heap blocks can be;
+// every implementation gets the same alignment, so none wins by chance, and --calibrate's
+// buffers are the same, so that the times it writes to a tuning file are those the sweeps see.
+inline constexpr std::size_t kBufferAlignment = 4096;
 struct AlignedDelete {
-  void operator()(double* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
+  void operator()(double* p) const noexcept {
+    ::operator delete[](p, std::align_val_t{kBufferAlignment});
+  }
 };
 using Buffer = std::unique_ptr<double[], AlignedDelete>;
 inline Buffer untouched_buffer(std::size_t count) {
-  return Buffer(static_cast<double*>(
-      ::operator new[](std::max<std::size_t>(count, 1) * sizeof(double), std::align_val_t{64})));
+  return Buffer(static_cast<double*>(::operator new[](
+      std::max<std::size_t>(count, 1) * sizeof(double), std::align_val_t{kBufferAlignment})));
 }
 
 // An element count as MPI's int count; larger buffers are refused with a clear error.
@@ -270,6 +274,9 @@ class Case {
   virtual Timing time(const Loop& loop) = 0;
   // The algorithm it runs for n elements per rank ("" when it has none to tell).
   virtual std::string algorithm(std::size_t /*n*/) const { return {}; }
+  // The whole plan it runs for n elements per rank (algorithm, form, chunk, lanes, leader): two
+  // implementations with the same plan run the same code ("" when it has none to tell).
+  virtual std::string plan(std::size_t /*n*/) const { return {}; }
   // The cost model's time of that algorithm's call (seconds), as the plan prices it; NaN when it
   // has none.
   virtual double predicted(std::size_t /*n*/) const { return std::nan(""); }

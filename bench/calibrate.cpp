@@ -626,17 +626,26 @@ td::PlanQuery query(tlc::Collective c, std::size_t bytes) {
   return {c, std::max<std::size_t>(1, bytes / sizeof(double)), sizeof(double), true, false};
 }
 
-// Seconds per call of `call` on every thread (the slowest thread's median over reps).
+// Seconds per call of `call` on every thread (the slowest thread's median over reps), for a
+// buffer of `bytes` per rank. Large buffers get at least the calls tlc-bench's sweeps give them
+// (min(1 GiB / bytes, 0.2 s / call), bench/driver.cpp): around the last-level cache a call runs
+// faster after several of its kind than after one or two, and the times written to the tuning
+// file must be those the sweeps measure.
 template <class Call>
-double time_collective(tlc::Thread& me, Call&& call, const CalibrateOptions& o) {
+double time_collective(tlc::Thread& me, std::size_t bytes, Call&& call, const CalibrateOptions& o) {
   call();
   call();
   me.barrier();
   double t0 = now();
   call();
-  const double probe = me.allreduce(now() - t0, tlc::max{});
-  const int iters = static_cast<int>(
-      std::clamp(o.seconds_per_point / std::max(1, o.reps) / std::max(probe, 1e-9), 1.0, 1e5));
+  const double probe = std::max(me.allreduce(now() - t0, tlc::max{}), 1e-9);
+  const double reps_count = std::max(1, o.reps);
+  const double by_budget = o.seconds_per_point / reps_count / probe;
+  const double as_swept =
+      std::min(static_cast<double>(std::size_t{1} << 30) / static_cast<double>(bytes),
+               0.2 / probe) /
+      reps_count;
+  const int iters = static_cast<int>(std::clamp(std::max(by_budget, as_swept), 1.0, 1e5));
   std::vector<double> reps;
   for (int r = 0; r < std::max(1, o.reps); ++r) {
     me.barrier();
@@ -672,23 +681,23 @@ void measure_forced(tlc::Collective c, const std::string& name, const CalibrateO
       switch (c) {
         case tlc::Collective::allreduce:
           t = time_collective(
-              me, [&] { me.allreduce(in, out); }, o);
+              me, send.size(), [&] { me.allreduce(in, out); }, o);
           break;
         case tlc::Collective::reduce:
           t = time_collective(
-              me, [&] { me.reduce(in, out, 0); }, o);
+              me, send.size(), [&] { me.reduce(in, out, 0); }, o);
           break;
         case tlc::Collective::allgather:
           t = time_collective(
-              me, [&] { me.allgather(in, out); }, o);
+              me, send.size(), [&] { me.allgather(in, out); }, o);
           break;
         case tlc::Collective::alltoall:
           t = time_collective(
-              me, [&] { me.alltoall(in, out); }, o);
+              me, send.size(), [&] { me.alltoall(in, out); }, o);
           break;
         case tlc::Collective::bcast:
           t = time_collective(
-              me, [&] { me.bcast(out, 0); }, o);
+              me, send.size(), [&] { me.bcast(out, 0); }, o);
           break;
         default:
           break;
@@ -955,6 +964,7 @@ int calibrate(const CalibrateOptions& o) {
   std::unique_ptr<td::Planner> model;
   std::string shape;
   td::MeasuredShape measured_shape;
+  int ranks = 1;
   {
     tlc::TeamOptions options;
     options.threads = o.threads;
@@ -970,22 +980,38 @@ int calibrate(const CalibrateOptions& o) {
     // The table's predictions are the fitted model's alone.
     settings.measured = {};
     measured_shape = {team.processes(), team.threads(), team.lanes()};
+    ranks = team.size();
     model = std::make_unique<td::Planner>(own.shape(), settings);
     shape = std::to_string(team.processes()) + " process(es) x " + std::to_string(team.threads()) +
             " thread(s), " + std::to_string(team.lanes()) + " lane(s)";
   }
   // Every algorithm in turn, round after round, so that a disturbance of the machine spoils one
   // round of an entry rather than all of it; the median over the rounds counts.
+  // Sizes are bytes of one rank block, as the planner and the tuning file count them. A buffer
+  // of alltoall holds a block per rank: its sizes are those of the buffers (as tlc-bench's sweeps
+  // measure them) cut into the team's ranks, so that the tuning file has times at the sizes the
+  // sweeps ask about rather than between them.
+  auto sizes_of = [&](tlc::Collective c) {
+    if (c != tlc::Collective::alltoall) return sizes;
+    std::vector<std::size_t> blocks;
+    for (const std::size_t b : sizes) {
+      const std::size_t block = std::max<std::size_t>(
+          sizeof(double), b / static_cast<std::size_t>(ranks) / sizeof(double) * sizeof(double));
+      if (blocks.empty() || blocks.back() != block) blocks.push_back(block);
+    }
+    return blocks;
+  };
   struct Entry {
     tlc::Collective collective;
     const td::AlgorithmInfo* info;
+    std::vector<std::size_t> sizes;           // bytes of a rank block
     std::vector<std::vector<double>> rounds;  // [round][size]
   };
   std::vector<Entry> entries;
   for (const tlc::Collective c : collectives)
     for (const td::AlgorithmInfo& info : td::algorithm_registry())
       if (info.collective == c && model->forced_plan(query(c, 8), info.id))
-        entries.push_back({c, &info, {}});
+        entries.push_back({c, &info, sizes_of(c), {}});
   const int rounds = std::max(1, o.rounds);
   for (int round = 0; round < rounds; ++round)
     for (Entry& e : entries) {
@@ -995,21 +1021,21 @@ int calibrate(const CalibrateOptions& o) {
         std::fflush(stdout);
       }
       e.rounds.emplace_back();
-      measure_forced(e.collective, e.info->name, o, sizes, e.rounds.back());
+      measure_forced(e.collective, e.info->name, o, e.sizes, e.rounds.back());
     }
   std::vector<Row> rows;
   td::MeasuredTimes fresh;
   for (const Entry& e : entries) {
     if (!talk) break;
-    for (std::size_t k = 0; k < sizes.size(); ++k) {
-      const td::PlanQuery q = query(e.collective, sizes[k]);
+    for (std::size_t k = 0; k < e.sizes.size(); ++k) {
+      const td::PlanQuery q = query(e.collective, e.sizes[k]);
       const td::Plan plan = model->as_run(q, *model->forced_plan(q, e.info->id));
-      Row r{e.collective, sizes[k], std::string(e.info->name) + ":" + td::to_string(plan.form)};
+      Row r{e.collective, e.sizes[k], std::string(e.info->name) + ":" + td::to_string(plan.form)};
       r.predicted = model->predict_call(q, plan).value_or(NAN);
       std::vector<double> per_round;
       for (const std::vector<double>& times : e.rounds) per_round.push_back(times[k]);
       r.measured = median(per_round);
-      fresh.add(e.collective, e.info->id, measured_shape, {sizes[k], r.measured});
+      fresh.add(e.collective, e.info->id, measured_shape, {e.sizes[k], r.measured});
       r.chosen = model->plan(q).algorithm == e.info->id;
       rows.push_back(r);
     }

@@ -159,6 +159,12 @@ class TlcCase : public Case {
   std::string algorithm(std::size_t n) const override {
     return tlc::detail::to_string(plan_of(n).algorithm);
   }
+  std::string plan(std::size_t n) const override {
+    const tlc::detail::Plan p = plan_of(n);
+    return std::string(tlc::detail::to_string(p.algorithm)) + ":" + tlc::detail::to_string(p.form) +
+           ":" + std::to_string(p.chunk_bytes) + ":" + std::to_string(p.lanes) + ":" +
+           tlc::detail::to_string(p.leader) + (p.one_thread_everywhere ? ":one" : "");
+  }
   double predicted(std::size_t n) const override {
     const tlc::detail::Planner& planner = team_.impl().planner();
     return planner.priced_call(query(n), plan_of(n)).value_or(std::nan(""));

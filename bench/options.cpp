@@ -224,7 +224,7 @@ std::string usage(const char* program) {
          "  --algorithm NAME   force a tlc algorithm where the collective has it (--algorithms:\n"
          "                     A,B,... keeps only those forced algorithms)\n"
          "  --iters N          timed calls per size and implementation (default: adaptive,\n"
-         "                     min(256 MiB / size, 0.2 s / warm-up time per call) in [4, 20000])\n"
+         "                     min(1 GiB / size, 0.2 s / warm-up time per call) in [4, 20000])\n"
          "  --warmup N         untimed calls before timing (default: iters/10 in [1, 100],\n"
          "                     cut short after 0.05 s)\n"
          "  --reps N           split the timed calls into N repetitions, those of all\n"
