@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include "bench.hpp"
+#include "tlc_bench_commit.hpp"
 
 #ifndef TLC_BENCH_COMMIT
 #define TLC_BENCH_COMMIT "unknown"
