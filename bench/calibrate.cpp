@@ -985,8 +985,6 @@ int calibrate(const CalibrateOptions& o) {
     shape = std::to_string(team.processes()) + " process(es) x " + std::to_string(team.threads()) +
             " thread(s), " + std::to_string(team.lanes()) + " lane(s)";
   }
-  // Every algorithm in turn, round after round, so that a disturbance of the machine spoils one
-  // round of an entry rather than all of it; the median over the rounds counts.
   // Sizes are bytes of one rank block, as the planner and the tuning file count them. A buffer
   // of alltoall holds a block per rank: its sizes are those of the buffers (as tlc-bench's sweeps
   // measure them) cut into the team's ranks, so that the tuning file has times at the sizes the
@@ -1012,6 +1010,8 @@ int calibrate(const CalibrateOptions& o) {
     for (const td::AlgorithmInfo& info : td::algorithm_registry())
       if (info.collective == c && model->forced_plan(query(c, 8), info.id))
         entries.push_back({c, &info, sizes_of(c), {}});
+  // Every algorithm in turn, round after round, so that a disturbance of the machine spoils one
+  // round of an entry rather than all of it; the median over the rounds counts.
   const int rounds = std::max(1, o.rounds);
   for (int round = 0; round < rounds; ++round)
     for (Entry& e : entries) {

@@ -9,11 +9,7 @@
 #include <mpi.h>
 
 #include "bench.hpp"
-#include "tlc_bench_commit.hpp"
-
-#ifndef TLC_BENCH_COMMIT
-#define TLC_BENCH_COMMIT "unknown"
-#endif
+#include "tlc_bench_commit.hpp"  // TLC_BENCH_COMMIT, stamped at build time
 
 namespace tlc_bench {
 
