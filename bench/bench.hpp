@@ -1,14 +1,18 @@
 // tlc-bench internals: options, the measurement protocol shared by every implementation, the
 // registry of collectives and implementations (Cases), the one sweep loop and its reporters.
 //
-// Every mode of tlc-bench but --skew and the two lane benchmarks is a selection for the one
-// driver (driver.cpp): which collectives, which implementations (columns) and which shape:
+// Every mode of tlc-bench is a selection for the one driver (driver.cpp): which collectives,
+// which implementations (columns), which shape and how the threads arrive:
 //   --intra       process 0 alone runs a team of T threads; MPI everywhere runs T processes
 //                 (the main job: one node, one thread per core)
 //   (default)     a team on every process against raw MPI (one rank per process) and the
 //                 master-only pattern across processes
 //   --algorithms  a team per forced inter-process algorithm, and the selector's, against raw MPI
 //   --lanes-sweep a team per (threads per process, lanes) configuration
+//   --lane-pattern, --multi-collective  k = 1..L threads each on its own communicator
+//   --skew        static against dynamic leaders, the master-only pattern and MPI everywhere,
+//                 with the threads' arrivals delayed on purpose (Arrivals)
+//   --calibrate   (calibrate.cpp) its own measurements for the cost model's fit
 // Adding a collective is one entry in collectives.cpp and its cases in cases.cpp.
 #pragma once
 
@@ -25,6 +29,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <mpi.h>
@@ -85,12 +90,40 @@ inline double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Arrival imbalance on purpose (--skew; Parsons [Parsons] ch. 3.3, docs/imbalance.md): before
+// every call all participants of all processes synchronise, then each sleeps its delay (sleeping,
+// not spinning: a spinning thread would take the core the others need), drawn from a fixed seed
+// per call and global rank, so that every implementation sees the same delays.
+enum class Arrival {
+  none,         // no delay (the synchronisation before every call stays)
+  uniform,      // uniform in [0, D]
+  exponential,  // exponential with mean D
+  late_leader,  // thread 0 of the last process (a static leader) late by D
+  late_other,   // the last thread of the last process late by D
+};
+const char* to_string(Arrival a);
+// "late-leader" -> Arrival::late_leader; throws std::invalid_argument naming the choices.
+Arrival arrival_named(const std::string& name);
+
+struct Arrivals {
+  Arrival kind = Arrival::none;
+  double delay_us = 1000;  // D
+  unsigned seed = 1;
+  int threads = 1;  // per process, the same on every process: where the last process starts
+  // Seconds global rank `rank` of `ranks` sleeps before call `call`.
+  double delay_seconds(int call, int rank, int ranks) const;
+};
+
 // One timed measurement: `warmup` untimed calls, a synchronisation of everybody, `iters` timed
-// calls. With skew, thread t of T delays each call by t * skew_us / T microseconds.
+// calls. With skew, thread t of T delays each call by t * skew_us / T microseconds. With
+// arrivals, every call is synchronised, delayed, timed from the own arrival and checked
+// (arrival_loop); its calls are numbered from first_call, the same for every implementation.
 struct Loop {
   int warmup = 0;
   int iters = 1;
   double skew_us = 0;
+  const Arrivals* arrivals = nullptr;
+  int first_call = 0;
 };
 
 void inject_skew(int thread, int threads, double skew_us);
@@ -126,6 +159,43 @@ double timed_loop(const Loop& loop, int thread, int threads, Call&& call, Sync&&
   return inside / loop.iters;
 }
 
+// One participant's calls under Arrivals: stamps in seconds of the steady clock, which the
+// processes of one machine share (TLC_NODE=process), and its wrong elements.
+struct ArrivalRecord {
+  std::vector<double> arrival, exit;
+  std::size_t wrong = 0;
+  std::string first;  // the first wrong element, described
+};
+
+inline double steady_seconds() {
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+// Per call: reset() (poison the output, restore an in-place input), sync() (every participant of
+// every process), the participant's delay, call() timed from arrival to exit, then
+// verify(first) counts the output's wrong elements: every result is checked, and a thread that
+// returns early is checked the moment it returns.
+template <class Reset, class Call, class Verify, class Sync>
+ArrivalRecord arrival_loop(const Loop& loop, int rank, int ranks, Reset&& reset, Call&& call,
+                           Verify&& verify, Sync&& sync) {
+  ArrivalRecord record;
+  const auto calls = static_cast<std::size_t>(loop.iters);
+  record.arrival.resize(calls);
+  record.exit.resize(calls);
+  for (std::size_t i = 0; i < calls; ++i) {
+    reset();
+    sync();
+    const double delay =
+        loop.arrivals->delay_seconds(loop.first_call + static_cast<int>(i), rank, ranks);
+    if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+    record.arrival[i] = steady_seconds();
+    call();
+    record.exit[i] = steady_seconds();
+    record.wrong += verify(record.first);
+  }
+  return record;
+}
+
 // Per-thread results on separate cache lines, so that threads finishing their loops do not
 // disturb the ones still timing.
 struct alignas(64) PaddedDouble {
@@ -135,14 +205,23 @@ struct alignas(64) PaddedDouble {
 // Seconds per call of one measurement, over the participants (threads, processes) that made
 // it: the slowest one's mean (what the collective costs: OSU's and nccl-tests' time), the mean
 // and the fastest.
+// Under Arrivals the times are each participant's time in the collective (exit - own arrival),
+// and two more figures come with them.
 struct Timing {
   double max = 0;
   double avg = 0;
   double min = 0;
+  double after = std::nan("");  // Arrivals: mean time after the latest arrival of anybody
+  std::size_t wrong = 0;        // Arrivals: wrong elements in the timed calls
 };
 Timing summarise(const std::vector<PaddedDouble>& per_participant);
-// Combines the Timings of the processes of MPI_COMM_WORLD (every process calls it).
-Timing global_timing(const Timing& local, int participants_here);
+// Combines the Timings of the processes of comm (every process of it calls it).
+Timing global_timing(const Timing& local, int participants_here, MPI_Comm comm = MPI_COMM_WORLD);
+// The Timing of arrival loops, over the participants here and on every process of comm (every
+// process of it calls it): per participant the mean time in the collective; after: exit - the
+// latest arrival of the call on any process, 0 for a participant that left before it. Wrong
+// elements are summed and the first described on stderr.
+Timing arrival_timing(const std::vector<ArrivalRecord>& here, MPI_Comm comm);
 
 // ---------------------------------------------------------------------------------------------
 // Input data
@@ -244,8 +323,12 @@ class Reference {
 // Fills rank `rank`'s send buffer (in place: the buffer before the call).
 void fill_input(Kind kind, double* send, std::size_t n, int ranks, int rank, bool in_place);
 // Counts the wrong elements of an output, describing the first in `first` (if still empty).
+// With step > 1: the first 64 elements, then every step-th, and the last ones.
 std::size_t count_wrong(const Reference& ref, const double* out, std::size_t count, int rank,
-                        const std::string& who, std::string& first);
+                        const std::string& who, std::string& first, std::size_t step = 1);
+// The step of the checks of timed calls (arrival_loop): every element of small outputs, every
+// 64th of large ones, so that a check does not take the core of a thread still in the call.
+inline std::size_t timed_check_step(std::size_t count) { return count > 4096 ? 64 : 1; }
 
 // Bytes that must move in one process of T threads with n elements per thread buffer (the
 // memory-bandwidth bound's numerator); 0 when nothing moves.
@@ -301,10 +384,16 @@ struct Column {
   // Rank buffers a call processes per process (a team's threads), for comparing configurations
   // of different sizes by throughput: time / work.
   double work = 1;
+  // With everywhere: the processes p with p % stride == 0 take part (--skew --everywhere: the
+  // teams on every T-th process of the world, while MPI everywhere runs on all of them).
+  int stride = 1;
+  bool takes_part(int process) const { return everywhere ? process % stride == 0 : process == 0; }
 };
 
-// tlc on a team (on MPI_COMM_WORLD or MPI_COMM_SELF); the team outlives the case.
-std::unique_ptr<Case> make_tlc_case(const CollectiveDef& def, tlc::Team& team, bool in_place);
+// tlc on a team (on MPI_COMM_WORLD or MPI_COMM_SELF, or `comm`: the team's processes, for
+// combining their timings); the team outlives the case.
+std::unique_ptr<Case> make_tlc_case(const CollectiveDef& def, tlc::Team& team, bool in_place,
+                                    MPI_Comm comm = MPI_COMM_WORLD);
 // The matching MPI collective on `comm`, one buffer per process.
 std::unique_ptr<Case> make_mpi_case(const CollectiveDef& def, MPI_Comm comm);
 // The OpenMP master-only pattern: T threads combine through shared arrays, thread 0 calls MPI
@@ -333,19 +422,22 @@ struct RunHeader {
   std::string iters_policy;  // how iterations were chosen
   std::string omp_env;       // OpenMP wait and binding settings (master-only baseline)
   double skew_us = 0;
+  std::string arrivals;  // --skew: the delays, described ("" otherwise)
   int node_threads = 0;  // threads of all processes on rank 0's node
   int node_pus = 0;      // hardware threads of that node
 };
 
 struct Cell {
-  Timing t;               // medians over the repetitions
-  double ratio = 0;       // baseline or bound: median of ratios within one repetition
-  std::size_t wrong = 0;  // wrong elements in its check, all processes
-  int iters = 0;          // timed calls over all repetitions
+  Timing t;                           // medians over the repetitions
+  double ratio = 0;                   // baseline or bound: median of ratios within one repetition
+  double after_ratio = std::nan("");  // Arrivals: the same of the times after the last arrival
+  std::size_t wrong = 0;              // wrong elements in its check, all processes
+  int iters = 0;                      // timed calls over all repetitions
   bool measured = false;
 };
 
 struct Row {
+  std::string arrivals;       // the Arrival of the row ("" without --skew)
   std::size_t bytes = 0;      // per rank buffer (see Layout); 0 for barrier
   std::size_t count = 0;      // elements
   int ranks = 0;              // of the subject
@@ -360,7 +452,9 @@ class Reporter {
  public:
   virtual ~Reporter() = default;
   virtual void begin(const RunHeader& header) = 0;
-  virtual void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns) = 0;
+  // Once per collective, or per collective and Arrival under --skew (arrivals: its name, or "").
+  virtual void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns,
+                                const std::string& arrivals) = 0;
   virtual void row(const Row& row) = 0;  // as soon as it is measured
   virtual void end_collective() = 0;
   virtual void end(double seconds, const std::vector<std::string>& findings) = 0;
@@ -385,6 +479,11 @@ struct Sweep {
   // Judge the subject's choice against these columns (--algorithms: the forced algorithms): at
   // how many sizes it is within 10% of the fastest of them, and its predicted time within 25%.
   std::function<bool(const Column&, std::size_t count)> rival;
+  // --skew: every collective once per Arrival, at these bytes per rank buffer, --iters calls per
+  // repetition (default 20), every call synchronised, delayed and checked; ratios of the times
+  // in the collective (avg) and after the last arrival instead of the slowest participant's.
+  std::vector<Arrivals> arrivals;
+  std::vector<std::size_t> sizes;
 };
 int run_sweep(const Options& o, Sweep& sweep);
 
@@ -398,6 +497,8 @@ int run_intra(const Options& o, const tlc::Environment& env);
 int run_across(const Options& o, const tlc::Environment& env);
 int run_algorithms(const Options& o, const tlc::Environment& env);
 int run_lanes_sweep(const Options& o, const tlc::Environment& env);
+// --skew: arrival imbalance, static against dynamic leaders (modes.cpp, docs/imbalance.md).
+int run_skew(const Options& o, const tlc::Environment& env);
 
 // Helpers shared by the reporters.
 std::string number(const char* fmt, double value);       // "-" for NaN
@@ -409,10 +510,7 @@ std::string size_text(std::size_t bytes);             // 8, 64K, 4M
 void polite_barrier(MPI_Comm comm = MPI_COMM_WORLD);
 
 // ---------------------------------------------------------------------------------------------
-// Programs of their own
-
-// tlc-bench --skew (skew.cpp).
-int run_skew(const Options& o);
+// Modes with cases of their own
 
 // --lane-pattern / --multi-collective (lane_patterns.cpp): k = 1..--lanes threads, each on its
 // own communicator, moving the row's bytes per process (split over them / each an alltoall).

@@ -12,8 +12,10 @@
 #include <time.h>
 
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <span>
@@ -44,12 +46,42 @@ Timing summarise(const std::vector<PaddedDouble>& per_participant) {
   return t;
 }
 
-Timing global_timing(const Timing& local, int participants_here) {
+Timing global_timing(const Timing& local, int participants_here, MPI_Comm comm) {
   double extremes[2] = {local.max, -local.min};
   double sums[2] = {local.avg * participants_here, static_cast<double>(participants_here)};
-  MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comm);
   return {extremes[0], sums[1] > 0 ? sums[0] / sums[1] : 0, -extremes[1]};
+}
+
+Timing arrival_timing(const std::vector<ArrivalRecord>& here, MPI_Comm comm) {
+  const std::size_t calls = here.empty() ? 0 : here.front().arrival.size();
+  // The latest arrival of each call, over every participant of every process.
+  std::vector<double> last(calls, 0.0);
+  for (const ArrivalRecord& p : here)
+    for (std::size_t i = 0; i < calls; ++i) last[i] = std::max(last[i], p.arrival[i]);
+  MPI_Allreduce(MPI_IN_PLACE, last.data(), static_cast<int>(calls), MPI_DOUBLE, MPI_MAX, comm);
+  std::vector<PaddedDouble> in(here.size());
+  double after = 0;
+  std::size_t wrong = 0;
+  for (std::size_t t = 0; t < here.size(); ++t) {
+    const ArrivalRecord& p = here[t];
+    for (std::size_t i = 0; i < calls; ++i) {
+      in[t].value += (p.exit[i] - p.arrival[i]) / static_cast<double>(calls);
+      after += std::max(0.0, p.exit[i] - last[i]);
+    }
+    wrong += p.wrong;
+    if (!p.first.empty()) {
+      std::fprintf(stderr, "tlc-bench: WRONG RESULT under skew: %s\n", p.first.c_str());
+      std::fflush(stderr);
+    }
+  }
+  Timing t = global_timing(summarise(in), static_cast<int>(here.size()), comm);
+  double sums[3] = {after, static_cast<double>(calls * here.size()), static_cast<double>(wrong)};
+  MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, comm);
+  t.after = sums[1] > 0 ? sums[0] / sums[1] : 0;
+  t.wrong = static_cast<std::size_t>(sums[2]);
+  return t;
 }
 
 namespace {
@@ -74,10 +106,11 @@ std::size_t total_wrong(const std::vector<std::size_t>& wrong, const std::vector
 
 class TlcCase : public Case {
  public:
-  TlcCase(const CollectiveDef& def, tlc::Team& team, bool in_place)
+  TlcCase(const CollectiveDef& def, tlc::Team& team, bool in_place, MPI_Comm comm)
       : def_(def),
         team_(team),
         in_place_(in_place),
+        comm_(comm),
         send_(static_cast<std::size_t>(team.threads())),
         recv_(static_cast<std::size_t>(team.threads())),
         layouts_(static_cast<std::size_t>(team.threads())) {}
@@ -116,36 +149,38 @@ class TlcCase : public Case {
     const Reference ref(def_.kind, n_, team_.size());
     team_.run([&](tlc::Thread& me) {
       const auto t = static_cast<std::size_t>(me.local_index());
-      const Layout& l = layouts_[t];
-      double* out = nullptr;
-      if (def_.kind == Kind::bcast) {
-        out = recv_[t].get();
-        if (me.rank() != def_.root) poison(out, l.output);
-      } else if (in_place_) {
-        out = send_[t].get();
-        fill_input(def_.kind, out, n_, me.size(), me.rank(), true);
-        if (def_.kind == Kind::allgather) {
-          poison(out, static_cast<std::size_t>(me.rank()) * n_);
-          poison(out + (static_cast<std::size_t>(me.rank()) + 1) * n_,
-                 l.send - (static_cast<std::size_t>(me.rank()) + 1) * n_);
-        }
-      } else {
-        out = recv_[t].get();
-        poison(out, l.output);
-      }
+      reset(me);
       call(me);
-      if (def_.kind != Kind::barrier)
-        wrong[t] = count_wrong(ref, out, l.output, me.rank(),
-                               std::string("tlc ") + def_.name + (in_place_ ? " in place" : "") +
-                                   ", rank " + std::to_string(me.rank()),
-                               what[t]);
+      wrong[t] = verify(me, ref, what[t]);
       // Restore the input the timed calls start from.
-      if (in_place_) fill_input(def_.kind, out, n_, me.size(), me.rank(), true);
+      if (in_place_) reset(me);
     });
     return total_wrong(wrong, what, first);
   }
 
   Timing time(const Loop& loop) override {
+    if (loop.arrivals) {
+      std::vector<ArrivalRecord> records(send_.size());
+      const Reference ref(def_.kind, n_, team_.size());
+      std::barrier<> local(team_.threads());
+      team_.run([&](tlc::Thread& me) {
+        // Independent of tlc: a std::barrier, MPI_Barrier by thread 0 between the processes.
+        auto sync = [&] {
+          local.arrive_and_wait();
+          if (me.local_index() == 0 && team_.processes() > 1) MPI_Barrier(comm_);
+          local.arrive_and_wait();
+        };
+        records[static_cast<std::size_t>(me.local_index())] = arrival_loop(
+            loop, me.rank(), me.size(), [&] { reset(me); }, [&] { call(me); },
+            [&](std::string& what) {
+              return verify(
+                  me, ref, what,
+                  timed_check_step(layouts_[static_cast<std::size_t>(me.local_index())].output));
+            },
+            sync);
+      });
+      return arrival_timing(records, team_.processes() > 1 ? comm_ : MPI_COMM_SELF);
+    }
     std::vector<PaddedDouble> seconds(send_.size());
     team_.run([&](tlc::Thread& me) {
       const int t = me.local_index();
@@ -153,7 +188,7 @@ class TlcCase : public Case {
           loop, t, me.threads(), [&] { call(me); }, [&] { me.barrier(); });
     });
     const Timing local = summarise(seconds);
-    return team_.processes() > 1 ? global_timing(local, team_.threads()) : local;
+    return team_.processes() > 1 ? global_timing(local, team_.threads(), comm_) : local;
   }
 
   std::string algorithm(std::size_t n) const override {
@@ -182,6 +217,39 @@ class TlcCase : public Case {
   tlc::detail::Plan plan_of(std::size_t n) const {
     const tlc::detail::Planner& planner = team_.impl().planner();
     return planner.as_run(query(n), planner.plan(query(n)));
+  }
+
+  // Before a checked call: an output that only the call can make right (poisoned; in place:
+  // the input again, with allgather's other blocks poisoned).
+  void reset(tlc::Thread& me) {
+    const auto t = static_cast<std::size_t>(me.local_index());
+    const Layout& l = layouts_[t];
+    if (def_.kind == Kind::bcast) {
+      if (me.rank() != def_.root) poison(recv_[t].get(), l.output);
+    } else if (in_place_) {
+      double* out = send_[t].get();
+      fill_input(def_.kind, out, n_, me.size(), me.rank(), true);
+      if (def_.kind == Kind::allgather) {
+        poison(out, static_cast<std::size_t>(me.rank()) * n_);
+        poison(out + (static_cast<std::size_t>(me.rank()) + 1) * n_,
+               l.send - (static_cast<std::size_t>(me.rank()) + 1) * n_);
+      }
+    } else if (recv_[t]) {
+      poison(recv_[t].get(), l.output);
+    }
+  }
+
+  // After it: the wrong elements of the output (every step-th), the first described in `what`.
+  std::size_t verify(tlc::Thread& me, const Reference& ref, std::string& what,
+                     std::size_t step = 1) const {
+    if (def_.kind == Kind::barrier) return 0;
+    const auto t = static_cast<std::size_t>(me.local_index());
+    const Layout& l = layouts_[t];
+    const double* out = def_.kind != Kind::bcast && in_place_ ? send_[t].get() : recv_[t].get();
+    return count_wrong(ref, out, l.output, me.rank(),
+                       std::string("tlc ") + def_.name + (in_place_ ? " in place" : "") +
+                           ", rank " + std::to_string(me.rank()),
+                       what, step);
   }
 
   void call(tlc::Thread& me) {
@@ -247,6 +315,7 @@ class TlcCase : public Case {
   const CollectiveDef& def_;
   tlc::Team& team_;
   bool in_place_;
+  MPI_Comm comm_;  // the team's processes
   std::size_t n_ = 0;
   std::vector<Buffer> send_;  // out of place: the send buffer; in place: the one buffer
   std::vector<Buffer> recv_;  // out of place: the receive buffer; bcast: its one buffer
@@ -294,10 +363,29 @@ class MpiCase : public Case {
   }
 
   Timing time(const Loop& loop) override {
+    if (loop.arrivals) {
+      const Reference ref(def_.kind, n_, size_);
+      std::vector<ArrivalRecord> one(1);
+      one[0] = arrival_loop(
+          loop, rank_, size_,
+          [&] {
+            if (def_.kind != Kind::bcast || rank_ != def_.root) poison(recv_.get(), l_.output);
+          },
+          [&] { call(); },
+          [&](std::string& what) -> std::size_t {
+            if (def_.kind == Kind::barrier) return 0;
+            return count_wrong(
+                ref, recv_.get(), l_.output, rank_,
+                std::string("MPI ") + def_.name + ", process " + std::to_string(rank_), what,
+                timed_check_step(l_.output));
+          },
+          [&] { MPI_Barrier(comm_); });
+      return arrival_timing(one, comm_);
+    }
     std::vector<PaddedDouble> one(1);
     one[0].value = timed_loop(
         loop, rank_, size_, [&] { call(); }, [&] { MPI_Barrier(comm_); });
-    return global_timing(summarise(one), 1);
+    return global_timing(summarise(one), 1, comm_);
   }
 
  private:
@@ -502,6 +590,41 @@ class MasterCase : public Case {
   }
 
   Timing time(const Loop& loop) override {
+    if (loop.arrivals) {
+      std::vector<ArrivalRecord> records(static_cast<std::size_t>(threads_));
+      const Reference ref(def_.kind, n_, ranks());
+      parallel(threads_, [&](int thread) {
+        const auto t = static_cast<std::size_t>(thread);
+        const int rank = process_ * threads_ + thread;
+        const Layout& l = layouts_[t];
+        int parity = 0;
+        records[t] = arrival_loop(
+            loop, rank, ranks(),
+            [&] {
+        // Threads copy from thread 0's buffer after the call's last barrier.
+#pragma omp barrier
+              if (def_.kind != Kind::bcast || rank != def_.root) poison(recv_[t].get(), l.output);
+            },
+            [&] {
+              call(thread, parity);
+              parity ^= 1;
+            },
+            [&](std::string& what) -> std::size_t {
+              if (def_.kind == Kind::barrier) return 0;
+              return count_wrong(
+                  ref, recv_[t].get(), l.output, rank,
+                  std::string("master-only ") + def_.name + ", rank " + std::to_string(rank), what,
+                  timed_check_step(l.output));
+            },
+            [&] {
+#pragma omp barrier
+              if (thread == 0 && processes_ > 1) MPI_Barrier(comm_);
+#pragma omp barrier
+            });
+      });
+      settle_openmp();
+      return arrival_timing(records, processes_ > 1 ? comm_ : MPI_COMM_SELF);
+    }
     std::vector<PaddedDouble> seconds(static_cast<std::size_t>(threads_));
     parallel(threads_, [&](int t) {
       int parity = 0;
@@ -519,7 +642,7 @@ class MasterCase : public Case {
     });
     settle_openmp();
     const Timing local = summarise(seconds);
-    return processes_ > 1 ? global_timing(local, threads_) : local;
+    return processes_ > 1 ? global_timing(local, threads_, comm_) : local;
   }
 
  private:
@@ -795,8 +918,9 @@ class BoundCase : public Case {
 
 }  // namespace
 
-std::unique_ptr<Case> make_tlc_case(const CollectiveDef& def, tlc::Team& team, bool in_place) {
-  return std::make_unique<TlcCase>(def, team, in_place);
+std::unique_ptr<Case> make_tlc_case(const CollectiveDef& def, tlc::Team& team, bool in_place,
+                                    MPI_Comm comm) {
+  return std::make_unique<TlcCase>(def, team, in_place, comm);
 }
 std::unique_ptr<Case> make_mpi_case(const CollectiveDef& def, MPI_Comm comm) {
   return std::make_unique<MpiCase>(def, comm);

@@ -137,9 +137,9 @@ void fill_input(Kind kind, double* send, std::size_t n, int ranks, int rank, boo
 }
 
 std::size_t count_wrong(const Reference& ref, const double* out, std::size_t count, int rank,
-                        const std::string& who, std::string& first) {
+                        const std::string& who, std::string& first, std::size_t step) {
   std::size_t wrong = 0;
-  for (std::size_t i = 0; i < count; ++i) {
+  for (std::size_t i = 0; i < count; i += i < 64 || i + step >= count ? 1 : step) {
     const double want = ref.at(rank, i);
     if (out[i] == want) continue;
     if (wrong++ == 0 && first.empty()) {

@@ -14,6 +14,10 @@
 // Implementations that only process 0 runs (the main job's team, master-only and bound) are
 // measured while the other processes wait in a polling MPI_Ibarrier with 1 ms sleeps, so that
 // they do not take a core from the measured threads.
+// Under --skew (Sweep::arrivals) each collective is swept once per Arrival; step 3 is a fixed
+// --iters calls per repetition (default 20), and every timed call is synchronised, delayed and
+// checked (arrival_loop), repetition r taking calls r * iters.. so that every implementation
+// sees the same delays.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +25,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <random>
 #include <thread>
 
 #include <sys/resource.h>
@@ -37,6 +42,49 @@ void inject_skew(int thread, int threads, double skew_us) {
   // Sleeping is far too coarse at microsecond scale, so wait by polling the clock; yielding
   // while doing so gives the core to threads with real work when the machine is oversubscribed.
   while (Clock::now() < until) std::this_thread::yield();
+}
+
+const char* to_string(Arrival a) {
+  switch (a) {
+    case Arrival::none:
+      return "none";
+    case Arrival::uniform:
+      return "uniform";
+    case Arrival::exponential:
+      return "exponential";
+    case Arrival::late_leader:
+      return "late-leader";
+    case Arrival::late_other:
+      return "late-other";
+  }
+  return "?";
+}
+
+Arrival arrival_named(const std::string& name) {
+  for (const Arrival a : {Arrival::none, Arrival::uniform, Arrival::exponential,
+                          Arrival::late_leader, Arrival::late_other})
+    if (name == to_string(a)) return a;
+  throw std::invalid_argument("unknown skew '" + name +
+                              "' (none, uniform, exponential, late-leader, late-other)");
+}
+
+double Arrivals::delay_seconds(int call, int rank, int ranks) const {
+  std::mt19937_64 random(seed * 1000003ull + static_cast<unsigned>(call) * 7919ull +
+                         static_cast<unsigned>(rank));
+  const double d = delay_us * 1e-6;
+  switch (kind) {
+    case Arrival::none:
+      return 0;
+    case Arrival::uniform:
+      return std::uniform_real_distribution<double>(0, d)(random);
+    case Arrival::exponential:
+      return std::exponential_distribution<double>(1 / d)(random);
+    case Arrival::late_leader:
+      return rank == ranks - threads ? d : 0;
+    case Arrival::late_other:
+      return rank == ranks - 1 ? d : 0;
+  }
+  return 0;
 }
 
 double median(std::vector<double> values) {
@@ -396,13 +444,19 @@ int run_sweep(const Options& o, Sweep& sweep) {
   std::vector<std::string> recommendations;
   std::map<Kind, std::map<std::size_t, double>> subject_times;
   int subject_ranks = 1;
+  // One pass per collective, or one per collective and Arrival.
+  std::vector<const Arrivals*> passes;
+  for (const Arrivals& a : sweep.arrivals) passes.push_back(&a);
+  if (passes.empty()) passes.push_back(nullptr);
+  const int reps = std::max(o.reps, 1);
+  const int arrival_calls = o.iters.value_or(20);
 
   for (const CollectiveDef* def : sweep.collectives) {
     std::vector<Column> columns = sweep.columns(*def);
     // Runs f where the column is measured; the processes that do not take part wait politely.
     auto on = [&](const Column& c, auto&& f) {
-      if (c.everywhere || process == 0) f();
-      if (!c.everywhere && processes > 1) polite_barrier();
+      if (c.takes_part(process)) f();
+      if (!(c.everywhere && c.stride == 1) && processes > 1) polite_barrier();
     };
     // Which columns are measured, as process 0 knows it (the columns only it runs have no
     // implementation elsewhere), and the rank count that alltoall's sizes must be a multiple of.
@@ -416,122 +470,149 @@ int run_sweep(const Options& o, Sweep& sweep) {
     }
     MPI_Bcast(present.data(), static_cast<int>(present.size()), MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &multiple, 1, MPI_UNSIGNED_LONG, MPI_MAX, MPI_COMM_WORLD);
-    const std::vector<std::size_t> counts = def->kind == Kind::barrier
-                                                ? std::vector<std::size_t>{0}
-                                                : element_counts(o, sweep.step, multiple);
-    if (process == 0) out.each([&](Reporter& r) { r.begin_collective(*def, columns); });
+    std::vector<std::size_t> counts;
+    if (def->kind == Kind::barrier) {
+      counts = {0};
+    } else if (!sweep.arrivals.empty()) {
+      for (const std::size_t bytes : sweep.sizes) {
+        const std::size_t n = std::max<std::size_t>(1, bytes / sizeof(double));
+        counts.push_back((n + multiple - 1) / multiple * multiple);
+      }
+    } else {
+      counts = element_counts(o, sweep.step, multiple);
+    }
     if (columns.front().impl) subject_ranks = columns.front().impl->ranks();
-    std::vector<std::pair<std::size_t, std::string>> fastest;  // per size: the fastest column
-    Judgement judged;
 
-    for (const std::size_t count : counts) {
-      const std::size_t k_count = columns.size();
-      Row row;
-      row.bytes = count * sizeof(double);
-      row.count = row.bytes / def->element_bytes;
-      row.cells.resize(k_count);
-      if (columns.front().impl) {
-        row.ranks = columns.front().impl->ranks();
-        row.algorithm = columns.front().impl->algorithm(count);
-      }
-      row.moved = moved_bytes(def->kind, sweep.header.threads, count);
-      const CpuSample before = cpu_sample();
+    for (const Arrivals* arrivals : passes) {
+      const std::string arrival_name = arrivals ? to_string(arrivals->kind) : "";
+      if (process == 0)
+        out.each([&](Reporter& r) { r.begin_collective(*def, columns, arrival_name); });
+      std::vector<std::pair<std::size_t, std::string>> fastest;  // per size: the fastest column
+      Judgement judged;
 
-      std::vector<int> iters(k_count, 0);
-      for (std::size_t k = 0; k < k_count; ++k) {
-        Column& c = columns[k];
-        if (!present[k]) continue;
-        std::size_t wrong = 0;
-        std::string first;
-        on(c, [&] {
-          c.impl->prepare(count);
-          wrong = c.impl->check(first);
-        });
-        if (c.everywhere) {
-          MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
+      for (const std::size_t count : counts) {
+        const std::size_t k_count = columns.size();
+        Row row;
+        row.arrivals = arrival_name;
+        row.bytes = count * sizeof(double);
+        row.count = row.bytes / def->element_bytes;
+        row.cells.resize(k_count);
+        if (columns.front().impl) {
+          row.ranks = columns.front().impl->ranks();
+          row.algorithm = columns.front().impl->algorithm(count);
         }
-        if (!first.empty()) {
-          std::fprintf(stderr, "tlc-bench: WRONG RESULT in %s, %s, %zu bytes: %s\n", def->name,
-                       c.key.c_str(), row.bytes, first.c_str());
-          std::fflush(stderr);
-        }
-        row.cells[k].wrong = wrong;
-        wrong_total += process == 0 ? wrong : 0;
-        on(c, [&] { iters[k] = calibrate(*c.impl, row.bytes, o); });
-      }
+        row.moved = moved_bytes(def->kind, sweep.header.threads, count);
+        const CpuSample before = cpu_sample();
 
-      const int reps = std::max(o.reps, 1);
-      std::vector<std::vector<Timing>> timings(k_count);
-      for (int r = 0; r < reps; ++r)
-        for (std::size_t step = 0; step < k_count; ++step) {
-          const std::size_t k = (step + static_cast<std::size_t>(r)) % k_count;
+        std::vector<int> iters(k_count, 0);
+        for (std::size_t k = 0; k < k_count; ++k) {
           Column& c = columns[k];
           if (!present[k]) continue;
+          std::size_t wrong = 0;
+          std::string first;
           on(c, [&] {
-            timings[k].push_back(c.impl->time({1, calls_in(iters[k], reps, r), o.skew_us}));
+            c.impl->prepare(count);
+            wrong = c.impl->check(first);
           });
-          row.cells[k].iters += calls_in(iters[k], reps, r);
+          MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
+          if (!first.empty()) {
+            std::fprintf(stderr, "tlc-bench: WRONG RESULT in %s, %s, %zu bytes: %s\n", def->name,
+                         c.key.c_str(), row.bytes, first.c_str());
+            std::fflush(stderr);
+          }
+          row.cells[k].wrong = wrong;
+          wrong_total += process == 0 ? wrong : 0;
+          if (arrivals)
+            iters[k] = arrival_calls * reps;  // the checked call above was the warm-up
+          else
+            on(c, [&] { iters[k] = calibrate(*c.impl, row.bytes, o); });
         }
-      for (std::size_t k = 0; k < k_count; ++k)
-        if (present[k]) on(columns[k], [&] { columns[k].impl->prepare(0); });
-      row.others_percent = row.steal_percent = std::nan("");
-      const CpuSample after = cpu_sample();
 
-      if (process == 0) {
-        std::tie(row.others_percent, row.steal_percent) = interference(before, after);
-        for (std::size_t k = 0; k < k_count; ++k) {
-          Cell& cell = row.cells[k];
-          if (timings[k].empty()) continue;
-          cell.measured = true;
-          std::vector<double> mx, av, mn, ratio;
-          for (std::size_t r = 0; r < timings[k].size(); ++r) {
-            mx.push_back(timings[k][r].max);
-            av.push_back(timings[k][r].avg);
-            mn.push_back(timings[k][r].min);
-            if (r < timings[0].size() && timings[0][r].max > 0)
-              ratio.push_back(timings[k][r].max / timings[0][r].max);
+        std::vector<std::vector<Timing>> timings(k_count);
+        for (int r = 0; r < reps; ++r)
+          for (std::size_t step = 0; step < k_count; ++step) {
+            const std::size_t k = (step + static_cast<std::size_t>(r)) % k_count;
+            Column& c = columns[k];
+            if (!present[k]) continue;
+            const int calls = arrivals ? arrival_calls : calls_in(iters[k], reps, r);
+            on(c, [&] {
+              timings[k].push_back(
+                  c.impl->time({1, calls, o.skew_us, arrivals, r * arrival_calls}));
+            });
+            row.cells[k].iters += calls;
           }
-          cell.t = {median(mx), median(av), median(mn)};
-          cell.ratio = columns[k].role == Role::baseline || columns[k].role == Role::bound
-                           ? median(ratio)
-                           : std::nan("");
+        for (std::size_t k = 0; k < k_count; ++k)
+          if (present[k]) on(columns[k], [&] { columns[k].impl->prepare(0); });
+        row.others_percent = row.steal_percent = std::nan("");
+        const CpuSample after = cpu_sample();
+
+        if (process == 0) {
+          std::tie(row.others_percent, row.steal_percent) = interference(before, after);
+          // What a ratio compares: the slowest participant's time per call; under Arrivals the
+          // mean time in the collective, and the mean time after the last arrival.
+          auto measure = [&](const Timing& t) { return arrivals ? t.avg : t.max; };
+          for (std::size_t k = 0; k < k_count; ++k) {
+            Cell& cell = row.cells[k];
+            if (timings[k].empty()) continue;
+            cell.measured = true;
+            std::vector<double> mx, av, mn, af, ratio, after_ratio;
+            for (std::size_t r = 0; r < timings[k].size(); ++r) {
+              const Timing& t = timings[k][r];
+              mx.push_back(t.max);
+              av.push_back(t.avg);
+              mn.push_back(t.min);
+              if (arrivals) af.push_back(t.after);
+              cell.wrong += t.wrong;
+              wrong_total += t.wrong;
+              if (r >= timings[0].size()) continue;
+              const Timing& subject = timings[0][r];
+              if (measure(subject) > 0) ratio.push_back(measure(t) / measure(subject));
+              if (arrivals && subject.after > 0) after_ratio.push_back(t.after / subject.after);
+            }
+            cell.t = {median(mx), median(av), median(mn), median(af), 0};
+            const bool compared =
+                columns[k].role == Role::baseline || columns[k].role == Role::bound;
+            cell.ratio = compared ? median(ratio) : std::nan("");
+            cell.after_ratio = compared ? median(after_ratio) : std::nan("");
+          }
+          if (row.cells[0].measured && !arrivals)
+            subject_times[def->kind][row.bytes] = row.cells[0].t.max;
+          // The first column (the cheapest configuration, in a sweep) within 5% of the fastest,
+          // by time per unit of work: differences below that are this machine's noise, not a
+          // reason to take more threads or lanes.
+          auto per_work = [&](std::size_t k) { return row.cells[k].t.max / columns[k].work; };
+          double fastest_s = 0;
+          for (std::size_t k = 0; k < k_count; ++k)
+            if (row.cells[k].measured && columns[k].role != Role::bound &&
+                (fastest_s == 0 || per_work(k) < fastest_s))
+              fastest_s = per_work(k);
+          for (std::size_t k = 0; k < k_count; ++k)
+            if (row.cells[k].measured && columns[k].role != Role::bound &&
+                per_work(k) <= kSameSpeed * fastest_s) {
+              fastest.emplace_back(row.bytes, columns[k].key);
+              break;
+            }
+          if (sweep.rival && row.cells[0].measured)
+            judged.add(row, columns, sweep.rival, count, columns.front().impl->predicted(count));
+          out.each([&](Reporter& r) { r.row(row); });
         }
-        if (row.cells[0].measured) subject_times[def->kind][row.bytes] = row.cells[0].t.max;
-        // The first column (the cheapest configuration, in a sweep) within 5% of the fastest,
-        // by time per unit of work: differences below that are this machine's noise, not a
-        // reason to take more threads or lanes.
-        auto per_work = [&](std::size_t k) { return row.cells[k].t.max / columns[k].work; };
-        double fastest_s = 0;
-        for (std::size_t k = 0; k < k_count; ++k)
-          if (row.cells[k].measured && columns[k].role != Role::bound &&
-              (fastest_s == 0 || per_work(k) < fastest_s))
-            fastest_s = per_work(k);
-        for (std::size_t k = 0; k < k_count; ++k)
-          if (row.cells[k].measured && columns[k].role != Role::bound &&
-              per_work(k) <= kSameSpeed * fastest_s) {
-            fastest.emplace_back(row.bytes, columns[k].key);
-            break;
-          }
-        if (sweep.rival && row.cells[0].measured)
-          judged.add(row, columns, sweep.rival, count, columns.front().impl->predicted(count));
-        out.each([&](Reporter& r) { r.row(row); });
       }
-    }
-    if (process == 0) out.each([&](Reporter& r) { r.end_collective(); });
-    if (process == 0 && judged.sizes > 0) recommendations.push_back(judged.text(def->name));
-    if (process == 0 && sweep.recommend && !fastest.empty()) {
-      // Consecutive sizes with the same fastest column make one range.
-      std::string line = std::string(def->name) +
-                         " wants (the first column within 5% of the fastest, by the slowest "
-                         "participant's time per rank buffer of a process):";
-      for (std::size_t i = 0; i < fastest.size();) {
-        std::size_t j = i;
-        while (j + 1 < fastest.size() && fastest[j + 1].second == fastest[i].second) ++j;
-        line += (i ? "; " : " ") + size_text(fastest[i].first) +
-                (j > i ? " .. " + size_text(fastest[j].first) : "") + ": " + fastest[i].second;
-        i = j + 1;
+      if (process == 0) out.each([&](Reporter& r) { r.end_collective(); });
+      if (process == 0 && judged.sizes > 0) recommendations.push_back(judged.text(def->name));
+      if (process == 0 && sweep.recommend && !fastest.empty()) {
+        // Consecutive sizes with the same fastest column make one range.
+        std::string line = std::string(def->name) +
+                           " wants (the first column within 5% of the fastest, by the slowest "
+                           "participant's time per rank buffer of a process):";
+        for (std::size_t i = 0; i < fastest.size();) {
+          std::size_t j = i;
+          while (j + 1 < fastest.size() && fastest[j + 1].second == fastest[i].second) ++j;
+          line += (i ? "; " : " ") + size_text(fastest[i].first) +
+                  (j > i ? " .. " + size_text(fastest[j].first) : "") + ": " + fastest[i].second;
+          i = j + 1;
+        }
+        recommendations.push_back(line);
       }
-      recommendations.push_back(line);
     }
   }
 

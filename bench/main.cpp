@@ -1,7 +1,7 @@
 // tlc-bench: tlc's collectives against the baselines a hybrid program would otherwise use (MPI
 // everywhere, raw MPI, the OpenMP master-only pattern, the memory-bandwidth bound), all measured
 // in the same run on the same data (DESIGN.md section 8). The modes are selections for one
-// driver (bench.hpp, driver.cpp); --skew and the lane benchmarks are programs of their own.
+// driver (bench.hpp, driver.cpp).
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     c.header = {"tlc-bench commit " + commit()};
     return run_calibrate(c);
   }
-  if (options.skew) return run_skew(options);
+  if (options.skew) return run_skew(options, env);
   if (!options.lane_mode.empty())
     return run_lane_benchmark(options, env, options.lane_mode == "lane-pattern");
   return run_across(options, env);

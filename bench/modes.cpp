@@ -2,6 +2,8 @@
 // implementations, which shape.
 #include <omp.h>
 
+#include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <thread>
@@ -509,6 +511,169 @@ int run_lanes_sweep(const Options& o, const tlc::Environment& env) {
     return c;
   };
   return guarded("--lanes-sweep", [&] { return run_sweep(o, sweep); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// --skew: what arrival imbalance costs and how much of it leaders elected by arrival recover
+// (Parsons [Parsons] ch. 3.3 and 3.7; docs/imbalance.md). Columns: tlc with static leaders (the
+// plan's choice), tlc led by arrival (the dynamic algorithm forced, where the collective has
+// one), the master-only pattern and, with --everywhere, MPI everywhere; every collective once per
+// Arrival, every call synchronised, delayed and checked (driver.cpp, arrival_loop).
+
+int run_skew(const Options& o, const tlc::Environment& env) {
+  int process = 0;
+  int world = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &process);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  std::vector<const CollectiveDef*> defs;
+  std::vector<Arrivals> passes;
+  try {
+    defs =
+        chosen(o.collective == "all" ? "reduce,bcast,allreduce,alltoall" : o.collective, "--skew");
+    for (const std::string& name : o.skews) passes.push_back({arrival_named(name)});
+  } catch (const std::invalid_argument& e) {
+    return usage_error(e.what());
+  }
+  if (passes.empty())
+    for (const Arrival a : {Arrival::none, Arrival::uniform, Arrival::exponential,
+                            Arrival::late_leader, Arrival::late_other})
+      passes.push_back({a});
+  // --everywhere: the world's processes are MPI everywhere's ranks; every T-th of them runs the
+  // teams (the others wait without a core while the teams measure).
+  if (o.everywhere && (o.threads < 1 || world % o.threads != 0))
+    return usage_error(
+        "--skew --everywhere: launch P * T processes for teams of --threads T (got " +
+        std::to_string(world) + " processes, --threads " + std::to_string(o.threads) + ")");
+  const int stride = o.everywhere ? o.threads : 1;
+  const bool in_team = process % stride == 0;
+  MPI_Comm team_comm = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, in_team ? 0 : MPI_UNDEFINED, process, &team_comm);
+
+  std::unique_ptr<tlc::Team> static_team, dynamic_team;
+  std::string error;
+  // Team processes, -(fewest threads per process), most threads per process; the processes
+  // outside the teams (--everywhere) count for nothing in the maxima.
+  int shape[3] = {0, INT_MIN, 0};
+  if (in_team) {
+    tlc::TeamOptions base;
+    base.threads = o.threads;
+    base.pin = o.pin;
+    tlc::TeamOptions dynamic = base;
+    dynamic.fallback = "error";
+    bool any = false;
+    for (const CollectiveDef* d : defs)
+      if (has_algorithm(d->collective, "dynamic", false)) {
+        dynamic.algorithms[d->collective] = "dynamic";
+        any = true;
+      }
+    try {
+      static_team = std::make_unique<tlc::Team>(team_comm, base);
+      if (any) dynamic_team = std::make_unique<tlc::Team>(team_comm, dynamic);
+      shape[0] = static_team->processes();
+      shape[1] = -static_team->threads();
+      shape[2] = static_team->threads();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  int failed = error.empty() ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, shape, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  auto free_comm = [&] {
+    static_team.reset();
+    dynamic_team.reset();
+    if (team_comm != MPI_COMM_NULL) MPI_Comm_free(&team_comm);
+  };
+  if (failed || -shape[1] != shape[2]) {
+    if (!error.empty())
+      std::cerr << "tlc-bench --skew: process " << process << ": cannot build the teams: " << error
+                << "\n";
+    else if (process == 0)
+      std::cerr << "tlc-bench --skew: the processes have different thread counts; give --threads\n";
+    free_comm();
+    return 1;
+  }
+  const int processes = shape[0], threads = shape[2], ranks = processes * threads;
+  for (Arrivals& a : passes) {
+    a.delay_us = o.delay_us;
+    a.seed = o.seed;
+    a.threads = threads;
+  }
+
+  Sweep sweep;
+  sweep.header = make_header("--skew", env);
+  sweep.header.processes = processes;
+  sweep.header.threads = threads;
+  sweep.header.lanes = in_team ? static_team->lanes() : 0;
+  sweep.header.pinned = in_team && static_team->placement().pinned;
+  if (process == 0) sweep.header.placement = placement_text(*static_team);
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "before every call all threads of all processes synchronise (std::barrier, "
+                "MPI_Barrier, std::barrier), then each sleeps its delay, seeded per call and rank "
+                "(seed %u): none; uniform in [0, D]; exponential, mean D; late-leader: rank %d "
+                "(thread 0 of the last process, a static leader) late by D; late-other: rank %d "
+                "late by D. D = %.0f us; %d calls x %d repetitions per case",
+                o.seed, ranks - threads, ranks - 1, o.delay_us, o.iters.value_or(20),
+                std::max(o.reps, 1));
+  sweep.header.arrivals = text;
+  // The teams' threads on this node (the processes outside the teams sleep meanwhile).
+  sweep.header.node_threads = sweep.header.node_threads / stride * threads;
+  const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
+  if (process == 0 && sweep.header.node_threads > sweep.header.node_pus &&
+      !(wait_policy && std::string(wait_policy) == "passive"))
+    std::cerr << "tlc-bench --skew: " << sweep.header.node_threads << " threads on "
+              << sweep.header.node_pus
+              << " hardware threads: the master-only column's OpenMP threads spin in their "
+                 "barriers and take the cores the other threads need; set "
+                 "OMP_WAIT_POLICY=passive\n";
+  sweep.header.description =
+      "tlc with static leaders (the plan's choice) against tlc led by arrival (the dynamic "
+      "algorithm forced), the master-only pattern" +
+      std::string(o.everywhere ? " and MPI everywhere (one process per rank, the same ranks)"
+                               : "") +
+      ", under the same delays, on the same data; root 0, sums of doubles (alltoall: the size "
+      "is a thread's whole buffer). The processes must share a machine (their clocks are "
+      "compared): TLC_NODE=process";
+  sweep.collectives = defs;
+  sweep.arrivals = passes;
+  sweep.sizes = o.skew_sizes.empty()
+                    ? std::vector<std::size_t>{64, std::size_t{64} << 10, std::size_t{4} << 20}
+                    : o.skew_sizes;
+  sweep.columns = [&](const CollectiveDef& def) {
+    std::vector<Column> c;
+    auto team_column = [&](std::string key, std::string label, Role role, auto make) {
+      Column col{std::move(key), std::move(label), role, true, nullptr, {}};
+      col.stride = stride;
+      if (in_team) col.impl = make();
+      return col;
+    };
+    c.push_back(team_column("static", "tlc with static leaders", Role::subject,
+                            [&] { return make_tlc_case(def, *static_team, false, team_comm); }));
+    const bool dynamic = has_algorithm(def.collective, "dynamic", false);
+    c.push_back(team_column("dynamic", "tlc led by arrival (dynamic forced)", Role::baseline,
+                            [&]() -> std::unique_ptr<Case> {
+                              if (!dynamic) return nullptr;
+                              return make_tlc_case(def, *dynamic_team, false, team_comm);
+                            }));
+    if (!dynamic) c.back().note = "no algorithm led by arrival for this collective";
+    c.push_back(
+        team_column("master",
+                    "OpenMP master-only: threads combine in shared arrays, thread 0 calls " +
+                        std::string(def.mpi_what) + ", barriers, copy out",
+                    Role::baseline, [&] { return make_master_case(def, threads, team_comm); }));
+    if (o.everywhere)
+      c.push_back({"mpi",
+                   std::string("MPI everywhere: every process ") + def.mpi_what,
+                   Role::baseline,
+                   true,
+                   make_mpi_case(def, MPI_COMM_WORLD),
+                   {}});
+    return c;
+  };
+  const int rc = guarded("--skew", [&] { return run_sweep(o, sweep); });
+  free_comm();
+  return rc;
 }
 
 }  // namespace tlc_bench

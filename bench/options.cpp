@@ -258,7 +258,7 @@ std::string usage(const char* program) {
          "\n"
          "--skew: mpiexec -n P " +
          std::string(program) +
-         " --skew [--collective reduce|bcast|allreduce|alltoall|all] [--threads T]\n"
+         " --skew [--collective LIST|all] [--threads T]\n"
          "        [--sizes 64,64K,4M] [--skews none,uniform,exponential,late-leader,late-other]\n"
          "        [--delay-us D] [--seed S] [--iters N] [--reps R] [--everywhere]\n"
          "  Before every call all threads of all processes synchronise, then each sleeps a delay\n"
@@ -266,15 +266,18 @@ std::string usage(const char* program) {
          "  mean D; one late thread (a static leader: thread 0 of the last process) late by D;\n"
          "  one late thread that is not (the last thread of the last process). D defaults to\n"
          "  1000 us. For tlc with static leaders, tlc led by arrival (dynamic forced, where the\n"
-         "  collective has it) and the master-only pattern, all on the same delays and data, it\n"
-         "  reports the mean time in the collective (exit - own arrival) and the mean time after\n"
-         "  the last arrival, and their ratios to static leaders (medians of the ratios within\n"
-         "  one repetition; N calls (default 20) per repetition, R repetitions (default 5) taken\n"
-         "  in turn). Root 0, sums of doubles (alltoall: the size is a thread's whole buffer),\n"
-         "  every result checked. --everywhere: launch P * T processes; every T-th runs the\n"
-         "  teams, and all of them run MPI everywhere (one rank per process, the same ranks,\n"
+         "  collective has it) and the OpenMP master-only pattern, all on the same delays and\n"
+         "  data, it reports per collective and skew the mean time in the collective (exit - own\n"
+         "  arrival) and the mean time after the last arrival, and their ratios to static leaders\n"
+         "  (medians of the ratios within one repetition; N calls (default 20) per repetition, R\n"
+         "  repetitions (default 5) taken in turn). --collective all: reduce, bcast, allreduce,\n"
+         "  alltoall. Root 0, sums of doubles (alltoall: the size is a thread's whole buffer),\n"
+         "  every call's result checked. --everywhere: launch P * T processes; every T-th runs\n"
+         "  the teams, and all of them run MPI everywhere (one rank per process, the same ranks,\n"
          "  delays and data) as a fourth column. The processes must share a machine (their\n"
-         "  clocks are compared): TLC_NODE=process.\n";
+         "  clocks are compared): TLC_NODE=process. On an oversubscribed node set\n"
+         "  OMP_WAIT_POLICY=passive, or the master-only threads spin on the others' cores.\n"
+         "";
 }
 
 }  // namespace tlc_bench

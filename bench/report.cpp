@@ -109,6 +109,7 @@ std::vector<std::pair<std::string, std::string>> header_fields(const RunHeader& 
       {"iterations", h.iters_policy},
       {"openmp", h.omp_env},
   };
+  if (!h.arrivals.empty()) f.push_back({"arrivals", h.arrivals});
   if (h.skew_us > 0)
     f.push_back({"skew", "thread t of T arrives t*" + number("%g", h.skew_us) +
                              "/T us late; times are exit - arrival"});
@@ -129,6 +130,17 @@ class TableReporter : public Reporter {
 
   void begin(const RunHeader& h) override {
     for (const auto& [key, value] : header_fields(h)) out_ << "# " << key << ": " << value << "\n";
+    arrivals_ = !h.arrivals.empty();
+    if (arrivals_) {
+      out_ << "# columns: in_us = mean time in the collective (exit - own arrival) over all "
+              "threads and calls, after_us = mean time after the latest arrival of any thread "
+              "(0 for a thread that left before it), max_in_us = the slowest thread's mean in, "
+              "medians over the repetitions; X/S = X's over the first column's (S) in the same "
+              "repetition (median; < 1: less time than S); #wrong = wrong elements in the "
+              "checked call and every timed call\n";
+      out_.flush();
+      return;
+    }
     out_ << "# columns: time_us = the slowest participant's mean time per call (median "
             "repetition), avg_us and min_us the mean and fastest participants'; algbw = size / "
             "time; busbw = algbw * nccl-tests' factor for the ranks; #wrong = wrong elements in "
@@ -139,14 +151,17 @@ class TableReporter : public Reporter {
     out_.flush();
   }
 
-  void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns) override {
+  void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns,
+                        const std::string& arrivals) override {
     def_ = &def;
     columns_.clear();
+    const std::string name =
+        std::string(def.name) + (arrivals.empty() ? "" : ", arrivals " + arrivals);
     if (std::string(def.mpi_what) == "-") {
-      out_ << "\n# " << def.name << ": " << def.tlc_what << "\n";
+      out_ << "\n# " << name << ": " << def.tlc_what << "\n";
     } else {
-      out_ << "\n# " << def.name << ": tlc: every thread " << def.tlc_what
-           << "; MPI: " << def.mpi_what << "\n";
+      out_ << "\n# " << name << ": tlc: every thread " << def.tlc_what << "; MPI: " << def.mpi_what
+           << "\n";
       if (def.kind != Kind::barrier)
         out_ << "#   bytes that must move: " << def.moved_formula << "\n";
     }
@@ -166,8 +181,24 @@ class TableReporter : public Reporter {
     add(" %6s", "type");
     add(" %5s", "redop");
     add(" %4s", "root");
+    if (arrivals_) add(" %-11s", "arrivals");
     add(" %-12s", "algorithm");
     for (const auto& [key, role] : columns_) {
+      if (arrivals_) {
+        const std::string ratio = key + "/" + columns_.front().first;
+        if (role == Role::subject) {
+          add(" %10s", "in_us");
+          add(" %10s", "after_us");
+          add(" %10s", "max_in_us");
+        } else {
+          add(" %10s", key + "_in");
+          add(" %10s", key + "_aft");
+          add(" %12s", ratio + "_in");
+          add(" %12s", ratio + "_aft");
+        }
+        add(" %6s", "#wrong");
+        continue;
+      }
       switch (role) {
         case Role::subject:
           add(" %11s", "time_us");
@@ -212,10 +243,24 @@ class TableReporter : public Reporter {
     put(" %6s", sized ? def_->type : "-");
     put(" %5s", def_->op);
     put(" %4d", def_->root);
+    if (arrivals_) put(" %-11s", r.arrivals.c_str());
     put(" %-12s", r.algorithm.empty() ? "-" : r.algorithm.c_str());
     const double factor = bus_factor(def_->kind, r.ranks);
     for (std::size_t k = 0; k < columns_.size(); ++k) {
       const Cell& c = r.cells[k];
+      if (arrivals_) {
+        auto us = [&](double s) { return number("%.1f", c.measured ? s * 1e6 : std::nan("")); };
+        put(" %10s", us(c.t.avg).c_str());
+        put(" %10s", us(c.t.after).c_str());
+        if (columns_[k].second == Role::subject) {
+          put(" %10s", us(c.t.max).c_str());
+        } else {
+          put(" %12s", number("%.2f", c.ratio).c_str());
+          put(" %12s", number("%.2f", c.after_ratio).c_str());
+        }
+        put(" %6s", c.measured ? std::to_string(c.wrong).c_str() : "-");
+        continue;
+      }
       const double us = c.measured ? c.t.max * 1e6 : std::nan("");
       const double algbw = algbw_gbps(r, c);
       switch (columns_[k].second) {
@@ -264,6 +309,7 @@ class TableReporter : public Reporter {
   std::ostream& out_;
   const CollectiveDef* def_ = nullptr;
   std::vector<std::pair<std::string, Role>> columns_;
+  bool arrivals_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -276,11 +322,13 @@ class CsvReporter : public Reporter {
   void begin(const RunHeader& h) override {
     for (const auto& [key, value] : header_fields(h)) out_ << "# " << key << ": " << value << "\n";
     out_ << "collective,bytes,count,type,redop,root,ranks,algorithm,impl,role,time_us,avg_us,"
-            "min_us,algbw_GBps,busbw_GBps,wrong,iters,ratio,others_pct,steal_pct"
+            "min_us,algbw_GBps,busbw_GBps,wrong,iters,ratio,others_pct,steal_pct,arrivals,after_us,"
+            "after_ratio"
          << std::endl;
   }
 
-  void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns) override {
+  void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns,
+                        const std::string&) override {
     def_ = &def;
     columns_.clear();
     for (const Column& c : columns) columns_.push_back({c.key, c.role});
@@ -299,8 +347,9 @@ class CsvReporter : public Reporter {
            << number("%.4f", c.t.avg * 1e6) << ',' << number("%.4f", c.t.min * 1e6) << ','
            << number("%.4f", algbw) << ',' << number("%.4f", algbw * factor) << ',' << c.wrong
            << ',' << c.iters << ',' << number("%.4f", c.ratio) << ','
-           << number("%.1f", r.others_percent) << ',' << number("%.1f", r.steal_percent)
-           << std::endl;
+           << number("%.1f", r.others_percent) << ',' << number("%.1f", r.steal_percent) << ','
+           << r.arrivals << ',' << number("%.4f", c.t.after * 1e6) << ','
+           << number("%.4f", c.after_ratio) << std::endl;
     }
   }
 
@@ -336,10 +385,12 @@ class JsonReporter : public Reporter {
     out_.flush();
   }
 
-  void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns) override {
+  void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns,
+                        const std::string& arrivals) override {
     def_ = &def;
     columns_.clear();
     out_ << (collectives_++ ? ",\n" : "\n") << "    {\"name\": " << json_string(def.name)
+         << ", \"arrivals\": " << json_string(arrivals)
          << ", \"tlc\": " << json_string(def.tlc_what) << ", \"mpi\": " << json_string(def.mpi_what)
          << ", \"moved_bytes\": " << json_string(def.moved_formula) << ", \"columns\": [";
     for (std::size_t k = 0; k < columns.size(); ++k) {
@@ -373,7 +424,9 @@ class JsonReporter : public Reporter {
            << ", \"algbw_GBps\": " << json_number("%.4f", algbw)
            << ", \"busbw_GBps\": " << json_number("%.4f", algbw * factor)
            << ", \"wrong\": " << c.wrong << ", \"iters\": " << c.iters
-           << ", \"ratio\": " << json_number("%.4f", c.ratio) << "}";
+           << ", \"ratio\": " << json_number("%.4f", c.ratio)
+           << ", \"after_us\": " << json_number("%.4f", c.t.after * 1e6)
+           << ", \"after_ratio\": " << json_number("%.4f", c.after_ratio) << "}";
       first = false;
     }
     out_ << "}}";
@@ -410,9 +463,10 @@ class SummaryReporter : public Reporter {
          << mpi_summary(h.mpi_version) << "; " << h.tlc_version << std::endl;
   }
 
-  void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns) override {
+  void begin_collective(const CollectiveDef& def, const std::vector<Column>& columns,
+                        const std::string& arrivals) override {
     Entry e;
-    e.name = def.name;
+    e.name = std::string(def.name) + (arrivals.empty() ? "" : " " + arrivals);
     if (!columns.empty()) subject_ = columns.front().key;
     for (const Column& c : columns) {
       e.keys.push_back(c.key);
@@ -441,17 +495,24 @@ class SummaryReporter : public Reporter {
   }
 
   void end(double seconds, const std::vector<std::string>& findings) override {
-    out_ << "\n# Summary: each column's time / " << subject_ << "'s time (> 1: " << subject_
-         << " is faster); for a bound: the fraction of the memory-bandwidth bound it reaches (1 "
-            "= at the bound)\n";
+    const bool arrivals = !header_.arrivals.empty();
+    if (arrivals)
+      out_ << "\n# Summary: each column's mean time in the collective / " << subject_
+           << "'s, then the same of the mean time after the last arrival (< 1: less time than "
+           << subject_ << "), in the same repetition, median\n";
+    else
+      out_ << "\n# Summary: each column's time / " << subject_ << "'s time (> 1: " << subject_
+           << " is faster); for a bound: the fraction of the memory-bandwidth bound it reaches "
+              "(1 = at the bound)\n";
     for (const std::string& key : baselines_) out_ << "#   " << key << ": " << labels_[key] << "\n";
     // Three sizes per collective: the smallest, the one nearest 64 KiB and the largest.
     std::string line;
     char text[96];
+    const int width = arrivals ? 35 : 23;  // three sizes, a ratio or an in/after pair each
     std::snprintf(text, sizeof text, "%-21s %-22s", "collective", "sizes");
     line += text;
     for (const std::string& key : baselines_) {
-      std::snprintf(text, sizeof text, " | %-23s", key.c_str());
+      std::snprintf(text, sizeof text, " | %-*s", width, key.c_str());
       line += text;
     }
     out_ << line << "\n";
@@ -470,16 +531,23 @@ class SummaryReporter : public Reporter {
         const auto it = std::find(e.keys.begin(), e.keys.end(), key);
         std::string cell;
         for (const Row* r : picks) {
-          double ratio = std::nan("");
+          double ratio = std::nan(""), after = std::nan("");
           if (it != e.keys.end()) {
             const Cell& c = r->cells[static_cast<std::size_t>(it - e.keys.begin())];
-            if (c.measured) ratio = c.ratio;
+            if (c.measured) {
+              ratio = c.ratio;
+              after = c.after_ratio;
+            }
           }
           char value[32];
-          std::snprintf(value, sizeof value, "%7s", number("%.2f", ratio).c_str());
+          if (arrivals)
+            std::snprintf(value, sizeof value, " %5s/%-5s", number("%.2f", ratio).c_str(),
+                          number("%.2f", after).c_str());
+          else
+            std::snprintf(value, sizeof value, "%7s", number("%.2f", ratio).c_str());
           cell += value;
         }
-        std::snprintf(text, sizeof text, " | %-23s", cell.c_str());
+        std::snprintf(text, sizeof text, " | %-*s", width, cell.c_str());
         line += text;
       }
       out_ << line << "\n";
