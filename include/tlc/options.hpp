@@ -76,10 +76,10 @@ struct TeamOptions {
   // fail with tlc::Error on every thread. "": TLC_FALLBACK, else "plan".
   std::string fallback;
   // Who leads the collectives that have an algorithm led by arrival (bcast, scatter, reduce,
-  // allreduce, reduce_scatter_block, alltoall): "static" (thread 0, or the lane threads) or
-  // "dynamic" (the first to arrive in a process receives a bcast or scatter, the last to arrive
-  // combines a reduce, threads that need nothing from later ones leave at once, blocks move as
-  // their owners arrive; docs/imbalance.md).
+  // allreduce, reduce_scatter_block, scan, exscan, alltoall): "static" (thread 0, or the lane
+  // threads) or "dynamic" (the first to arrive in a process receives a bcast or scatter, the last
+  // to arrive combines a reduce, threads that need nothing from later ones leave at once, blocks
+  // move as their owners arrive; docs/imbalance.md).
   // Dynamic pays when the threads arrive unevenly and costs with even arrivals. A forced algorithm
   // (algorithms, TLC_ALGO_*) wins. "": TLC_LEADERS, else "static".
   std::string leaders;

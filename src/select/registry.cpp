@@ -43,6 +43,10 @@ constexpr const char* dynamic_allreduce_summary =
     "led by arrival: rank r reduces block r of every input itself (rank order) and sends the "
     "result to every other rank; each thread sends its blocks for other processes as it "
     "arrives, the threads here read each other's blocks in place";
+constexpr const char* dynamic_scan_summary =
+    "led by arrival: every thread copies its contribution aside on arrival and waits only for "
+    "the ranks below it; the last thread to arrive in a process sends the process's total to "
+    "the processes above, the first receives the totals from below";
 constexpr const char* dynamic_alltoall_summary =
     "led by arrival: each thread sends its blocks for other processes and posts its receives as "
     "it arrives; two threads of a process exchange their blocks when the second of them arrives "
@@ -118,7 +122,9 @@ constexpr AlgorithmInfo registry[] = {
     entry(Collective::reduce_scatter_block, "dynamic", Algorithm::dynamic, false,
           dynamic_reduction_summary),
     TLC_DATA_COLLECTIVE(scan),
+    entry(Collective::scan, "dynamic", Algorithm::dynamic, false, dynamic_scan_summary),
     TLC_DATA_COLLECTIVE(exscan),
+    entry(Collective::exscan, "dynamic", Algorithm::dynamic, false, dynamic_scan_summary),
     entry(Collective::allgather, "ring", Algorithm::ring, false,
           "multi-sender ring allgather: each lane thread runs the ring on its part of every block"),
     entry(

@@ -1,7 +1,8 @@
-// Collectives led by arrival (the "dynamic" algorithm of bcast, reduce and alltoall): threads that
-// need nothing from the late ones leave before those arrive (a non-root reduce caller may
-// overwrite its send buffer the moment it returns, a bcast root returns at once), results stay
-// right and bitwise equal to the static algorithm's under uneven arrivals mixed with static
+// Collectives led by arrival (the "dynamic" algorithm of bcast, scatter, reduce, allreduce,
+// reduce_scatter_block, scan, exscan and alltoall): threads that need nothing from the late ones
+// leave before those arrive (a non-root reduce caller may overwrite its send buffer the moment it
+// returns, a bcast root returns at once, a scan caller need not wait for the ranks above), results
+// stay right and bitwise equal to the static algorithm's under uneven arrivals mixed with static
 // calls (alltoall blocks, in place and not, checked element by element), and a
 // call whose threads disagree fails every thread still in it and the calls after it, without a
 // hang. Element-by-element correctness over every shape, root and op is in the collective
@@ -31,6 +32,8 @@ tlc::TeamOptions dynamic_options(int threads) {
   o.algorithms[Collective::scatter] = "dynamic";
   o.algorithms[Collective::allreduce] = "dynamic";
   o.algorithms[Collective::reduce_scatter_block] = "dynamic";
+  o.algorithms[Collective::scan] = "dynamic";
+  o.algorithms[Collective::exscan] = "dynamic";
   o.fallback = "error";  // a plan that silently ran something else would prove nothing
   return o;
 }
@@ -84,6 +87,50 @@ TEST(Arrival, NonRootReduceCallersLeaveBeforeTheRootArrives) {
     });
     expect_clean(outcomes, "reduce n=" + std::to_string(n));
   }
+}
+
+// scan and exscan: in every process the highest thread calls only after the others of its
+// process have returned from the same call (a static algorithm would hang here until the
+// time-out); they overwrite their buffers at once, and nobody's result may see it.
+TEST(Arrival, ScanCallersLeaveBeforeTheRanksAbove) {
+  constexpr int threads = 3;
+  for (const bool exclusive : {false, true})
+    for (std::size_t n : {std::size_t{1}, std::size_t{70001}}) {
+      tlc::Team team(MPI_COMM_WORLD, dynamic_options(threads));
+      std::vector<Outcome> outcomes(threads);
+      std::atomic<int> returned{0};
+      team.run([&](tlc::Thread& me) {
+        Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+        std::vector<double> send(n), recv(n, -1);
+        const bool highest = me.local_index() == threads - 1;
+        for (int call = 0; call < 3; ++call) {
+          for (std::size_t i = 0; i < n; ++i) send[i] = value_of(me.rank(), call, i);
+          std::fill(recv.begin(), recv.end(), -1.0);
+          if (highest && !wait_until(returned, (call + 1) * (threads - 1)))
+            out.error = "the lower threads of a scan did not return before the highest arrived";
+          if (exclusive)
+            me.exscan(std::span<const double>(send), std::span<double>(recv));
+          else
+            me.scan(std::span<const double>(send), std::span<double>(recv));
+          if (!highest) {
+            std::fill(send.begin(), send.end(), -1e300);  // free again, as MPI promises
+            returned.fetch_add(1);
+          }
+          const int upto = exclusive ? me.rank() : me.rank() + 1;
+          if (upto == 0) continue;  // exscan's rank 0: nothing defined
+          for (std::size_t i = 0; i < n; ++i) {
+            double expected = 0;
+            for (int r = 0; r < upto; ++r) expected += value_of(r, call, i);
+            if (recv[i] != expected && out.mismatches++ == 0)
+              out.first_mismatch = "call " + std::to_string(call) + " [" + std::to_string(i) +
+                                   "]: " + std::to_string(recv[i]) +
+                                   " != " + std::to_string(expected);
+          }
+        }
+      });
+      expect_clean(outcomes,
+                   std::string(exclusive ? "exscan" : "scan") + " n=" + std::to_string(n));
+    }
 }
 
 // The bcast root returns before the other threads of its process arrive, and overwrites its
@@ -213,6 +260,24 @@ TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
             me.reduce_scatter_block(std::span<const double>(in), std::span<double>(part));
           }
           blockwise.insert(blockwise.end(), part.begin(), part.end());
+          // scan and exscan of the same sines, in place every other call (exscan's rank 0
+          // keeps its input in place; out of place its output is not written).
+          std::vector<double> prefix(len, 0.0), own(in.begin(), in.begin() + len);
+          if (call % 2) {
+            prefix = own;
+            me.scan(std::span<double>(prefix));
+          } else {
+            me.scan(std::span<const double>(own), std::span<double>(prefix));
+          }
+          blockwise.insert(blockwise.end(), prefix.begin(), prefix.end());
+          std::fill(prefix.begin(), prefix.end(), 0.0);
+          if (call % 2) {
+            prefix = own;
+            me.exscan(std::span<double>(prefix));
+          } else {
+            me.exscan(std::span<const double>(own), std::span<double>(prefix));
+          }
+          if (me.rank() > 0) blockwise.insert(blockwise.end(), prefix.begin(), prefix.end());
         }
         me.barrier();  // a static call between dynamic ones
         double one = me.rank();
@@ -234,6 +299,8 @@ TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
     o.algorithms[Collective::reduce] = "hierarchical";
     o.algorithms[Collective::allreduce] = "hierarchical";
     o.algorithms[Collective::reduce_scatter_block] = "hierarchical";
+    o.algorithms[Collective::scan] = "hierarchical";
+    o.algorithms[Collective::exscan] = "hierarchical";
     tlc::Team team(MPI_COMM_WORLD, o);
     body(team, fixed, false, 1000);
   }
@@ -254,7 +321,7 @@ TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
     ASSERT_EQ(b.size(), bf.size()) << "thread " << t;
     EXPECT_EQ(std::memcmp(b.data(), b2.data(), b.size() * sizeof(double)), 0)
         << "thread " << t
-        << ": the dynamic allreduce or reduce_scatter_block changed with arrivals";
+        << ": the dynamic allreduce, reduce_scatter_block, scan or exscan changed with arrivals";
     std::size_t far = 0;
     for (std::size_t i = 0; i < b.size(); ++i)
       if (std::abs(b[i] - bf[i]) > 1e-12 * (1 + std::abs(bf[i]))) ++far;
@@ -268,7 +335,8 @@ TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
 TEST(Arrival, DisagreementFailsTheCallAndTheTeam) {
   for (const Collective c :
        {Collective::reduce, Collective::bcast, Collective::alltoall, Collective::scatter,
-        Collective::allreduce, Collective::reduce_scatter_block}) {
+        Collective::allreduce, Collective::reduce_scatter_block, Collective::scan,
+        Collective::exscan}) {
     constexpr int threads = 3;
     tlc::Team team(MPI_COMM_SELF, dynamic_options(threads));
     std::vector<std::string> errors(threads), later(threads);
@@ -283,6 +351,10 @@ TEST(Arrival, DisagreementFailsTheCallAndTheTeam) {
           me.bcast(std::span<double>(recv), 0);
         else if (c == Collective::allreduce)
           me.allreduce(std::span<const double>(send), std::span<double>(recv));
+        else if (c == Collective::scan)
+          me.scan(std::span<const double>(send), std::span<double>(recv));
+        else if (c == Collective::exscan)
+          me.exscan(std::span<const double>(send), std::span<double>(recv));
         else if (c == Collective::reduce_scatter_block)  // 3 ranks: blocks of 3, and 4
           me.reduce_scatter_block(std::span<const double>(send.data(), me.rank() == 2 ? 12 : 9),
                                   std::span<double>(recv.data(), me.rank() == 2 ? 4 : 3));

@@ -130,9 +130,9 @@ TEST(Check, CallsLedByArrivalAreComparedToo) {
   const bool odd = world_rank() == 1;
   const std::size_t n = odd ? 32 : 64;
   using Buffers = std::vector<double>;
-  for (Collective c :
-       {Collective::bcast, Collective::reduce, Collective::scatter, Collective::allreduce,
-        Collective::reduce_scatter_block, Collective::alltoall}) {
+  for (Collective c : {Collective::bcast, Collective::reduce, Collective::scatter,
+                       Collective::allreduce, Collective::reduce_scatter_block, Collective::scan,
+                       Collective::exscan, Collective::alltoall}) {
     SCOPED_TRACE(tlc::to_string(c));
     expect_named(run_checked(
                      threads,
@@ -154,6 +154,12 @@ TEST(Check, CallsLedByArrivalAreComparedToo) {
                          }
                          case Collective::allreduce:
                            me.allreduce(s, std::span<double>(recv.data(), n));
+                           break;
+                         case Collective::scan:
+                           me.scan(s, std::span<double>(recv.data(), n));
+                           break;
+                         case Collective::exscan:
+                           me.exscan(s, std::span<double>(recv.data(), n));
                            break;
                          case Collective::reduce_scatter_block: {
                            std::vector<double> all(n * size, 1.0);
