@@ -32,6 +32,12 @@
 //   peer-disagrees 2 threads each, no time-out. Process 1's threads pass different roots to a
 //                  bcast; the rest as peer-bad-argument.
 //   peer-bad-argument-dynamic   as peer-bad-argument, in an alltoall led by arrival.
+//   lower-bad-argument-scan   2 threads each, no time-out. In a scan led by arrival, process
+//                  0's thread 1 passes a receive buffer of the wrong size. Process 1's threads
+//                  wait for process 0's total, which is never sent (the last thread of process
+//                  0 to arrive checks every thread before it sends): process 0 tells them, and
+//                  they get TeamAborted naming process 0's error. Process 0's thread 0 needs
+//                  nothing from the others and returns normally.
 //   peer-throws-untimed   as peer-throws without TLC_TIMEOUT: process 1's team aborts and
 //                  tells process 0.
 //   root-went-ahead   1 thread each, no time-out. Process 1 passes a bad root to a bcast whose
@@ -68,6 +74,7 @@ int run(const std::string& scenario) {
   o.pin = false;
   if (scenario == "local-throw") o.algorithms[tlc::Collective::reduce] = "dynamic";
   if (scenario == "peer-bad-argument-dynamic") o.algorithms[tlc::Collective::alltoall] = "dynamic";
+  if (scenario == "lower-bad-argument-scan") o.algorithms[tlc::Collective::scan] = "dynamic";
   tlc::Team team(MPI_COMM_WORLD, o);
   try {
     team.run([&](tlc::Thread& me) {
@@ -82,6 +89,10 @@ int run(const std::string& scenario) {
         } else if (scenario == "peer-bad-argument-dynamic") {
           me.alltoall(std::span<const double>(send),
                       std::span<double>(recv.data(), odd_one ? recv.size() - 4 : recv.size()));
+        } else if (scenario == "lower-bad-argument-scan") {
+          const bool bad = me.process() == 0 && me.local_index() == 1;
+          me.scan(std::span<const double>(send),
+                  std::span<double>(recv.data(), bad ? recv.size() - 1 : recv.size()));
         } else if (scenario == "peer-throws-untimed") {
           if (me.process() == 1 && me.local_index() == 0)
             throw std::runtime_error("a user error on process 1 before the allreduce");
@@ -161,7 +172,8 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: %s peer-throws|peer-absent|local-throw|peer-exits|peer-killed|peer-stopped|"
-        "peer-bad-argument|peer-disagrees|peer-bad-argument-dynamic|peer-throws-untimed|"
+        "peer-bad-argument|peer-disagrees|peer-bad-argument-dynamic|lower-bad-argument-scan|"
+        "peer-throws-untimed|"
         "root-went-ahead\n",
         argv[0]);
     return 2;
