@@ -272,6 +272,7 @@ enum class Kind {
   alltoall,
   reduce_scatter_block,
   scan,
+  exscan,
   gather,
   scatter
 };
@@ -311,6 +312,8 @@ class Reference {
  public:
   Reference(Kind kind, std::size_t n, int ranks);
   double at(int rank, std::size_t i) const;
+  // Whether the collective defines rank `rank`'s output (not exscan's rank 0).
+  bool defined(int rank) const { return kind_ != Kind::exscan || rank > 0; }
 
  private:
   double prefix(int rank, std::size_t i) const;  // sum over ranks 0..rank of input_value

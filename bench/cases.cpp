@@ -303,6 +303,12 @@ class TlcCase : public Case {
         else
           me.scan(in, out, std::plus<>{});
         break;
+      case Kind::exscan:
+        if (in_place_)
+          me.exscan(buf, std::plus<>{});
+        else
+          me.exscan(in, out, std::plus<>{});
+        break;
       case Kind::gather:
         me.gather(in, out, def_.root);
         break;
@@ -421,6 +427,9 @@ class MpiCase : public Case {
       case Kind::scan:
         MPI_Scan(send, recv, n, MPI_DOUBLE, MPI_SUM, comm_);
         break;
+      case Kind::exscan:
+        MPI_Exscan(send, recv, n, MPI_DOUBLE, MPI_SUM, comm_);
+        break;
       case Kind::gather:
         MPI_Gather(send, n, MPI_DOUBLE, recv, n, MPI_DOUBLE, root, comm_);
         break;
@@ -522,6 +531,7 @@ class MasterCase : public Case {
         shared_size_ = stage_size_ = t_count * n;
         break;
       case Kind::scan:
+      case Kind::exscan:
         shared_size_ = t_count * n;
         stage_size_ = n;
         break;
@@ -530,7 +540,8 @@ class MasterCase : public Case {
         shared_size_ = 0;
         break;
     }
-    if (def_.kind != Kind::alltoall && def_.kind != Kind::scan) stage_size_ = 0;
+    if (def_.kind != Kind::alltoall && def_.kind != Kind::scan && def_.kind != Kind::exscan)
+      stage_size_ = 0;
     for (int p = 0; p < 2; ++p) {
       if (n == 0) break;
       if (shared_size_) shared_[p] = untouched_buffer(shared_size_);
@@ -767,7 +778,8 @@ class MasterCase : public Case {
         std::memcpy(recv, shared + t * b, b * sizeof(double));
         break;
       }
-      case Kind::scan: {
+      case Kind::scan:
+      case Kind::exscan: {
         // Row u of the shared array: the prefix over threads 0..u of this process.
 #pragma omp for schedule(static) nowait
         for (std::size_t i = 0; i < n; ++i) {
@@ -781,10 +793,17 @@ class MasterCase : public Case {
         if (thread == 0)
           MPI_Exscan(shared + (T - 1) * n, stage, mpi_count(n), MPI_DOUBLE, MPI_SUM, comm_);
 #pragma omp barrier
+        // exscan: the row of the thread below, and thread 0 the prefix of the processes below
+        // alone (nothing on process 0: MPI leaves rank 0's output undefined).
+        if (def_.kind == Kind::exscan && t == 0) {
+          if (process_ != 0) std::memcpy(recv, stage, n * sizeof(double));
+          break;
+        }
+        const double* row = shared + (def_.kind == Kind::exscan ? t - 1 : t) * n;
         if (process_ == 0)
-          std::memcpy(recv, shared + t * n, n * sizeof(double));
+          std::memcpy(recv, row, n * sizeof(double));
         else
-          for (std::size_t i = 0; i < n; ++i) recv[i] = stage[i] + shared[t * n + i];
+          for (std::size_t i = 0; i < n; ++i) recv[i] = stage[i] + row[i];
         break;
       }
     }

@@ -33,6 +33,8 @@ const std::vector<CollectiveDef>& collectives() {
        "T*n + n, n = send buffer (every input read, a block of n/T written per thread)"},
       {"scan", Kind::scan, C::scan, "sum", -1, true, "me.scan(send, recv, std::plus<>)",
        "MPI_Scan(SUM)", "2*T*n (every input read, every output written)"},
+      {"exscan", Kind::exscan, C::exscan, "sum", -1, true, "me.exscan(send, recv, std::plus<>)",
+       "MPI_Exscan(SUM)", "2*T*n (every input read, every output but rank 0's written)"},
       {"gather", Kind::gather, C::gather, "-", 0, false, "me.gather(send, recv, 0)",
        "MPI_Gather(root 0)", "2*T*n (every input read, the root's T*n written)"},
       {"scatter", Kind::scatter, C::scatter, "-", 0, false, "me.scatter(send, recv, 0)",
@@ -68,6 +70,7 @@ Layout layout(Kind kind, std::size_t n, int ranks, int rank, bool in_place) {
     case Kind::allreduce:
     case Kind::alltoall:
     case Kind::scan:
+    case Kind::exscan:
       return {n, n};
     case Kind::allgather:
       return {in_place ? r * n : n, r * n};
@@ -105,6 +108,8 @@ double Reference::at(int rank, std::size_t i) const {
       return prefix(ranks_ - 1, i);
     case Kind::scan:
       return prefix(rank, i);
+    case Kind::exscan:
+      return rank > 0 ? prefix(rank - 1, i) : 0;
     case Kind::allgather:
     case Kind::gather:
       return input_value(static_cast<int>(i / n_), i % n_);
@@ -139,6 +144,7 @@ void fill_input(Kind kind, double* send, std::size_t n, int ranks, int rank, boo
 std::size_t count_wrong(const Reference& ref, const double* out, std::size_t count, int rank,
                         const std::string& who, std::string& first, std::size_t step) {
   std::size_t wrong = 0;
+  if (!ref.defined(rank)) return 0;
   for (std::size_t i = 0; i < count; i += i < 64 || i + step >= count ? 1 : step) {
     const double want = ref.at(rank, i);
     if (out[i] == want) continue;
@@ -166,6 +172,7 @@ double moved_bytes(Kind kind, int threads, std::size_t n) {
     case Kind::allreduce:
     case Kind::alltoall:
     case Kind::scan:
+    case Kind::exscan:
     case Kind::gather:
     case Kind::scatter:
       return 2 * t * bytes;
@@ -192,6 +199,7 @@ double bus_factor(Kind kind, int ranks) {
     case Kind::bcast:
     case Kind::reduce:
     case Kind::scan:
+    case Kind::exscan:
       return 1;
   }
   return 1;
