@@ -608,14 +608,15 @@ int run_skew(const Options& o, const tlc::Environment& env) {
   sweep.header.pinned = in_team && static_team->placement().pinned;
   if (process == 0) sweep.header.placement = placement_text(*static_team);
   char text[512];
-  std::snprintf(text, sizeof text,
-                "before every call all threads of all processes synchronise (std::barrier, "
-                "MPI_Barrier, std::barrier), then each sleeps its delay, seeded per call and rank "
-                "(seed %u): none; uniform in [0, D]; exponential, mean D; late-leader: rank %d "
-                "(thread 0 of the last process, a static leader) late by D; late-other: rank %d "
-                "late by D. D = %.0f us; %d calls x %d repetitions per case",
-                o.seed, ranks - threads, ranks - 1, o.delay_us, o.iters.value_or(20),
-                std::max(o.reps, 1));
+  std::snprintf(
+      text, sizeof text,
+      "before every call all threads of all processes synchronise (a barrier of the "
+      "process's threads, MPI_Barrier, a barrier), then each sleeps its delay, seeded per "
+      "call and rank "
+      "(seed %u): none; uniform in [0, D]; exponential, mean D; late-leader: rank %d "
+      "(thread 0 of the last process, a static leader) late by D; late-other: rank %d "
+      "late by D. D = %.0f us; %d calls x %d repetitions per case",
+      o.seed, ranks - threads, ranks - 1, o.delay_us, o.iters.value_or(20), std::max(o.reps, 1));
   sweep.header.arrivals = text;
   // The teams' threads on this node (the processes outside the teams sleep meanwhile).
   sweep.header.node_threads = sweep.header.node_threads / stride * threads;

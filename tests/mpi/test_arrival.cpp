@@ -252,6 +252,7 @@ TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
             me.allreduce(std::span<const double>(in), std::span<double>(res));
           }
           blockwise.insert(blockwise.end(), res.begin(), res.end());
+          const std::vector<double> own(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(len));
           std::vector<double> part(len);
           if (call % 2) {
             me.reduce_scatter_block(std::span<double>(in));
@@ -260,24 +261,19 @@ TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
             me.reduce_scatter_block(std::span<const double>(in), std::span<double>(part));
           }
           blockwise.insert(blockwise.end(), part.begin(), part.end());
-          // scan and exscan of the same sines, in place every other call (exscan's rank 0
+          // scan and exscan of the first len sines, in place every other call (exscan's rank 0
           // keeps its input in place; out of place its output is not written).
-          std::vector<double> prefix(len, 0.0), own(in.begin(), in.begin() + len);
-          if (call % 2) {
-            prefix = own;
-            me.scan(std::span<double>(prefix));
-          } else {
-            me.scan(std::span<const double>(own), std::span<double>(prefix));
+          for (const bool exclusive : {false, true}) {
+            std::vector<double> prefix = call % 2 ? own : std::vector<double>(len, 0.0);
+            const std::span<double> result(prefix);
+            const std::span<const double> from(own);
+            if (call % 2)
+              exclusive ? me.exscan(result) : me.scan(result);
+            else
+              exclusive ? me.exscan(from, result) : me.scan(from, result);
+            if (!exclusive || me.rank() > 0)
+              blockwise.insert(blockwise.end(), prefix.begin(), prefix.end());
           }
-          blockwise.insert(blockwise.end(), prefix.begin(), prefix.end());
-          std::fill(prefix.begin(), prefix.end(), 0.0);
-          if (call % 2) {
-            prefix = own;
-            me.exscan(std::span<double>(prefix));
-          } else {
-            me.exscan(std::span<const double>(own), std::span<double>(prefix));
-          }
-          if (me.rank() > 0) blockwise.insert(blockwise.end(), prefix.begin(), prefix.end());
         }
         me.barrier();  // a static call between dynamic ones
         double one = me.rank();
