@@ -434,8 +434,8 @@ struct Cell {
   Timing t;                           // medians over the repetitions
   double ratio = 0;                   // baseline or bound: median of ratios within one repetition
   double after_ratio = std::nan("");  // Arrivals: the same of the times after the last arrival
-  std::size_t wrong = 0;              // wrong elements in its check, all processes
-  int iters = 0;                      // timed calls over all repetitions
+  std::size_t wrong = 0;  // wrong elements in its check (and timed calls), all processes
+  int iters = 0;          // timed calls over all repetitions
   bool measured = false;
 };
 
