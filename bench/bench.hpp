@@ -101,6 +101,8 @@ enum class Arrival {
   late_leader,  // thread 0 of the last process (a static leader) late by D
   late_other,   // the last thread of the last process late by D
 };
+inline constexpr Arrival all_arrivals[] = {Arrival::none, Arrival::uniform, Arrival::exponential,
+                                           Arrival::late_leader, Arrival::late_other};
 const char* to_string(Arrival a);
 // "late-leader" -> Arrival::late_leader; throws std::invalid_argument naming the choices.
 Arrival arrival_named(const std::string& name);

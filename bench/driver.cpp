@@ -61,8 +61,7 @@ const char* to_string(Arrival a) {
 }
 
 Arrival arrival_named(const std::string& name) {
-  for (const Arrival a : {Arrival::none, Arrival::uniform, Arrival::exponential,
-                          Arrival::late_leader, Arrival::late_other})
+  for (const Arrival a : all_arrivals)
     if (name == to_string(a)) return a;
   throw std::invalid_argument("unknown skew '" + name +
                               "' (none, uniform, exponential, late-leader, late-other)");

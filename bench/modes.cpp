@@ -535,9 +535,7 @@ int run_skew(const Options& o, const tlc::Environment& env) {
     return usage_error(e.what());
   }
   if (passes.empty())
-    for (const Arrival a : {Arrival::none, Arrival::uniform, Arrival::exponential,
-                            Arrival::late_leader, Arrival::late_other})
-      passes.push_back({a});
+    for (const Arrival a : all_arrivals) passes.push_back({a});
   // --everywhere: the world's processes are MPI everywhere's ranks; every T-th of them runs the
   // teams (the others wait without a core while the teams measure).
   if (o.everywhere && (o.threads < 1 || world % o.threads != 0))

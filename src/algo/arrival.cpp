@@ -806,8 +806,9 @@ void reduce_by_blocks(TeamImpl& team, int me, CallDescriptor d) {
 //            not for the threads above it, and folds them in rank order into its output (t + 2
 //            inputs of n bytes read, n written).
 // A thread waits only for the ranks below it; a process waits for the last arrival in each
-// process below. The folds read (T + 1)(T + 2) / 2 n bytes per process against the sliced
-// static prefix's about 2 T n, so past a few threads this costs more with balanced arrivals.
+// process below. The outputs' folds read T (T + 3) / 2 n bytes per process (T n more for a
+// total) against the sliced static prefix's about 2 T n, so past a few threads this costs more
+// with balanced arrivals.
 constexpr int scan_total_tag = 32767;  // above every alltoall tag (at most 181 x 181 - 1)
 
 void scan_by_arrival(TeamImpl& team, int me, CallDescriptor d) {

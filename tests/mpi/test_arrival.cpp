@@ -52,6 +52,13 @@ double value_of(int rank, int call, std::size_t i) {
   return static_cast<double>((rank + 1) * 7 + call * 3) + static_cast<double>(i % 101) * 0.25;
 }
 
+// Element i of the sum of ranks 0..ranks-1's values (exact in double).
+double sum_below(int ranks, int call, std::size_t i) {
+  double sum = 0;
+  for (int r = 0; r < ranks; ++r) sum += value_of(r, call, i);
+  return sum;
+}
+
 // The root of process 0 calls only after every other thread of its process has returned from
 // the same reduce (a static algorithm would hang here until the time-out); those threads then
 // overwrite their send buffers at once, and the root's result must not see it.
@@ -76,8 +83,7 @@ TEST(Arrival, NonRootReduceCallersLeaveBeforeTheRootArrives) {
         }
         if (!root) continue;
         for (std::size_t i = 0; i < n; ++i) {
-          double expected = 0;
-          for (int r = 0; r < me.size(); ++r) expected += value_of(r, call, i);
+          const double expected = sum_below(me.size(), call, i);
           if (recv[i] != expected && out.mismatches++ == 0)
             out.first_mismatch = "call " + std::to_string(call) + " [" + std::to_string(i) +
                                  "]: " + std::to_string(recv[i]) +
@@ -119,8 +125,7 @@ TEST(Arrival, ScanCallersLeaveBeforeTheRanksAbove) {
           const int upto = exclusive ? me.rank() : me.rank() + 1;
           if (upto == 0) continue;  // exscan's rank 0: nothing defined
           for (std::size_t i = 0; i < n; ++i) {
-            double expected = 0;
-            for (int r = 0; r < upto; ++r) expected += value_of(r, call, i);
+            const double expected = sum_below(upto, call, i);
             if (recv[i] != expected && out.mismatches++ == 0)
               out.first_mismatch = "call " + std::to_string(call) + " [" + std::to_string(i) +
                                    "]: " + std::to_string(recv[i]) +
