@@ -12,8 +12,12 @@
 //            contributions in rank order (deposits, its own and the root's buffers) into the
 //            root's output (root process) or its own deposit (elsewhere): n bytes read T times,
 //            written once; a root that is already waiting takes half of the slices;
-//   network: MPI_Reduce on the process communicator, by the root thread in the root process (it
-//            waits for the result anyway) and by the last arriver elsewhere.
+//   network: a binomial tree of point-to-point messages on the process communicator, folded
+//            in rank order (p2p::binomial_reduce), by the root thread in the root process (it
+//            waits for the result anyway) and by the last arriver elsewhere. Not MPI_Reduce:
+//            one send and one fold per tree edge is the least a reduce can move, and MPICH's
+//            long-message reduce (reduce-scatter + gather) was measured well above it
+//            (docs/imbalance.md).
 // bcast (root thread r in the root process):
 //   root:    copies its data into its deposit (n bytes), publishes it and returns; if it is the
 //            last of its process to arrive, the others copy from its buffer instead and it
@@ -253,7 +257,9 @@ void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   const bool network = team.processes() > 1 && (parts == 1 || me == root);
   if (network) {
     team.mark_led(me);
-    or_fail(team, [&] { team.comm().reduce_in_place(target, n, c, root_process); });
+    or_fail(team, [&] {
+      p2p::binomial_reduce(team.comm(), static_cast<std::byte*>(target), n, c, root_process);
+    });
   }
 }
 

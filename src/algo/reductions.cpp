@@ -7,7 +7,7 @@
 //            into the region: n bytes read T times, written once;
 //   network: the process-level reduction of the region (in place): MPI_Allreduce / MPI_Reduce /
 //            MPI_Exscan by thread 0 (hierarchical) or per lane part (full_lane), or tlc's
-//            recursive doubling or Rabenseifner allreduce per lane part;
+//            recursive doubling or Rabenseifner allreduce or binomial reduce per lane part;
 //   consume: allreduce: every thread copies the result into its output; reduce: the root copies
 //            it (nothing when the region is the root's output); scan, exscan: the threads compute
 //            their slices of every output's prefix, seeded with the reduction over the lower
@@ -70,7 +70,10 @@ void reduction_across(TeamImpl& team, int me, const CallView& view, const Plan& 
           comm.allreduce_in_place(at, part.size(), c);
         return;
       case Collective::reduce:
-        comm.reduce_in_place(at, part.size(), c, root_process);
+        if (plan.algorithm == Algorithm::binomial)
+          p2p::binomial_reduce(comm, at, part.size(), c, root_process);
+        else
+          comm.reduce_in_place(at, part.size(), c, root_process);
         return;
       default:  // scan, exscan: the reduction over the lower processes
         comm.exscan_in_place(at, part.size(), c);

@@ -94,6 +94,14 @@ void recursive_doubling_allreduce(ProcessComm& lane, std::byte* buf, std::size_t
 // tlc::Error(invalid_argument) otherwise, on every process).
 void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call);
 
+// In place: at process `root` buf (count elements) becomes op over processes 0..P-1 in rank
+// order, any op; elsewhere buf is used as the accumulator and left undefined. Binomial tree
+// towards process 0 ([Thakur] sec. 4.2 run backwards), then one message to the root if it is not
+// process 0, so that every subtree is a contiguous run of ranks and the fold keeps rank order:
+// ceil(lg P) (alpha + n beta + n gamma), plus alpha + n beta for a root other than 0.
+void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call,
+                     int root);
+
 // ---- helpers shared by the implementations ----
 namespace util {
 
@@ -114,6 +122,8 @@ enum Tag : int {
   tag_rabenseifner_halving,
   tag_rabenseifner_doubling,
   tag_rabenseifner_unfold,
+  tag_binomial_reduce,
+  tag_binomial_reduce_to_root,
 };
 
 // A per-process array (sizes, displacements) must have one entry per process of the lane. Every

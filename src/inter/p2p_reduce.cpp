@@ -261,4 +261,40 @@ void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count
   }
 }
 
+// Binomial reduce towards process 0. Step k (mask 2^k): a process whose bit k is set sends its
+// accumulator (ranks p .. p + 2^k - 1) to p - 2^k and is done; one whose bits 0..k are clear
+// receives the accumulator of p + 2^k (if that process exists) and folds it in as the higher
+// ranks. Process 0 ends with all P; a root other than 0 receives it from process 0.
+void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call,
+                     int root) {
+  const int size = lane.size(), rank = lane.rank();
+  if (root < 0 || root >= size)
+    throw Error(Errc::invalid_argument, "tlc: p2p reduce root " + std::to_string(root) +
+                                            " out of range for " + std::to_string(size) +
+                                            " processes");
+  if (size == 1 || count == 0) return;
+  const std::size_t bytes = count * call.type.size;
+  std::byte* incoming = util::scratch(bytes);
+  for (int mask = 1; mask < size; mask <<= 1) {
+    MPI_Request request;
+    if (rank & mask) {
+      util::isend(lane, buf, bytes, rank - mask, util::tag_binomial_reduce, request);
+      lane.wait_all(std::span(&request, 1), "binomial reduce");
+      break;
+    }
+    if (rank + mask < size) {
+      util::irecv(lane, incoming, bytes, rank + mask, util::tag_binomial_reduce, request);
+      lane.wait_all(std::span(&request, 1), "binomial reduce");
+      call.combine(call.op_object, buf, incoming, count, false);
+    }
+  }
+  if (root == 0) return;
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (rank == 0)
+    util::isend(lane, buf, bytes, root, util::tag_binomial_reduce_to_root, request);
+  else if (rank == root)
+    util::irecv(lane, buf, bytes, 0, util::tag_binomial_reduce_to_root, request);
+  lane.wait_all(std::span(&request, 1), "binomial reduce");
+}
+
 }  // namespace tlc::detail::p2p

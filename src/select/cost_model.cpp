@@ -47,6 +47,11 @@ struct Mpi {
   Terms binomial_bcast(double n) const {
     return {log2_ceil(P) * start(n), log2_ceil(P) * n * beta()};
   }
+  // tlc's binomial reduce (p2p::binomial_reduce), priced for root process 0: a root elsewhere
+  // adds one message of n bytes.
+  Terms binomial_reduce(double n) const {
+    return {log2_ceil(P) * start(n), log2_ceil(P) * (n * beta() + n * gamma())};
+  }
   Terms bcast(double n) const {  // scatter + allgather for large messages
     return n <= 12288 ? binomial_bcast(n)
                       : Terms{(log2_ceil(P) + P - 1) * start(n / P), 2 * frac() * n * beta()};
@@ -196,7 +201,8 @@ std::optional<double> predict(Algorithm algorithm, const CostQuery& q, const Cos
       if (!q.equal_processes) return std::nullopt;
       return p2p(mpi.bruck_allgather(part));
     case Algorithm::binomial:
-      return p2p(mpi.binomial_bcast(part));
+      return p2p(q.collective == Collective::reduce ? mpi.binomial_reduce(part)
+                                                    : mpi.binomial_bcast(part));
     case Algorithm::pairwise:
       if (q.collective == Collective::reduce_scatter_block) {
         if (!q.commutative) return std::nullopt;

@@ -29,7 +29,8 @@ constexpr const char* dynamic_bcast_summary =
     "there";
 constexpr const char* dynamic_reduce_summary =
     "led by arrival: non-root threads copy their contribution aside and return at once; the "
-    "last thread to arrive in a process combines (the waiting root helps) and runs the MPI step";
+    "last thread to arrive in a process combines (the waiting root helps) and takes the "
+    "process's part in a binomial tree of point-to-point messages between processes";
 
 constexpr const char* dynamic_scatter_summary =
     "led by arrival: the root copies its send buffer aside and returns at once; in each process "
@@ -135,6 +136,9 @@ constexpr AlgorithmInfo registry[] = {
         "multi-sender Bruck allgather (equal process blocks; ceil(log2 P) rounds), per lane part"),
     entry(Collective::bcast, "binomial", Algorithm::binomial, false,
           "multi-sender pipelined binomial-tree bcast, each lane thread on its part"),
+    entry(Collective::reduce, "binomial", Algorithm::binomial, false,
+          "multi-sender binomial-tree reduce (any op, rank order kept), each lane thread on its "
+          "part"),
     entry(Collective::alltoall, "pairwise", Algorithm::pairwise, false,
           "multi-sender pairwise-exchange alltoall (P-1 steps), each lane thread on its part"),
     entry(Collective::alltoallv, "pairwise", Algorithm::pairwise, false,

@@ -26,7 +26,7 @@ enum class Algorithm : std::uint8_t {
   // on a disjoint part of the data.
   ring,                // allgather(v)
   bruck,               // allgather
-  binomial,            // bcast, pipelined
+  binomial,            // bcast (pipelined), reduce
   pairwise,            // alltoall(v), reduce_scatter_block
   isend,               // alltoall(v)
   recursive_doubling,  // allreduce

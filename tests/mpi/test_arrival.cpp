@@ -172,7 +172,8 @@ TEST(Arrival, BcastRootReturnsAtOnce) {
 
 // Seeded random sleeps before every call, calls led by arrival mixed with static ones (the next
 // call of any kind must wait for the previous dynamic one to be complete), roots changing, uneven
-// thread counts; the reduce results are compared bitwise with a static team's. The dynamic
+// thread counts; the reduce results are compared bitwise with a static team's that runs the same
+// binomial tree between processes (`binomial`). The dynamic
 // allreduce and reduce_scatter_block fold all ranks in rank order, which rounds differently from
 // the static fold per process then across processes: they are compared bitwise between two
 // dynamic runs with different arrivals, and with the static team's within rounding.
@@ -297,7 +298,7 @@ TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
   }
   {
     tlc::TeamOptions o = test_options(threads);
-    o.algorithms[Collective::reduce] = "hierarchical";
+    o.algorithms[Collective::reduce] = "binomial";  // the dynamic reduce's tree, statically
     o.algorithms[Collective::allreduce] = "hierarchical";
     o.algorithms[Collective::reduce_scatter_block] = "hierarchical";
     o.algorithms[Collective::scan] = "hierarchical";

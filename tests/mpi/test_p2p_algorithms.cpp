@@ -401,6 +401,48 @@ TEST(P2pAllreduce, RabenseifnerBuiltinOps) {
                                 gen_int);
 }
 
+// binomial_reduce at every root: the root's buffer holds op over processes 0..P-1 in rank
+// order (bitwise: the generators' values sum exactly, and the matrices do not commute), and
+// nothing past count is written on any process.
+template <class T, class Op, class Gen>
+void check_binomial_reduce(const char* name, const Op& op, Gen gen) {
+  const int me = world_rank();
+  const Call call = reduction_call<T>(op);
+  for (int root = 0; root < world_size(); ++root)
+    for (std::size_t count : counts_for(sizeof(T))) {
+      std::vector<T> buf(count + 2);
+      for (std::size_t i = 0; i < count + 2; ++i) buf[i] = gen(me, i);
+      p2p::binomial_reduce(lane(), reinterpret_cast<std::byte*>(buf.data()), count, call, root);
+      if (me == root) {
+        EXPECT_TRUE(elements_match(buf.data(), 0, count,
+                                   [&](std::size_t i) { return reference<T>(op, gen, i); }))
+            << name << " of " << count << " elements at root " << root;
+      }
+      EXPECT_TRUE(
+          elements_match(buf.data(), count, count + 2, [&](std::size_t i) { return gen(me, i); }))
+          << name << " of " << count << " elements at root " << root << " wrote past the end";
+    }
+}
+
+TEST(P2pReduce, BinomialEveryRoot) {
+  check_binomial_reduce<double>("binomial sum", std::plus<>{}, gen_double);
+  check_binomial_reduce<std::int32_t>("binomial xor", std::bit_xor<>{}, gen_int);
+}
+
+TEST(P2pReduce, BinomialNonCommutativeKeepsRankOrder) {
+  check_binomial_reduce<Mat2>("binomial matmul", MatMul{}, gen_mat);
+}
+
+TEST(P2pReduce, BinomialRejectsBadRoot) {
+  double x = 1;
+  const Call call = reduction_call<double>(std::plus<>{});
+  EXPECT_THROW(p2p::binomial_reduce(lane(), reinterpret_cast<std::byte*>(&x), 1, call, -1),
+               tlc::Error);
+  EXPECT_THROW(
+      p2p::binomial_reduce(lane(), reinterpret_cast<std::byte*>(&x), 1, call, world_size()),
+      tlc::Error);
+}
+
 TEST(P2pAllreduce, RabenseifnerCommutativeUserOp) {
   const auto mul = tlc::commutative([](std::uint32_t a, std::uint32_t b) { return a * b; });
   check_allreduce<std::uint32_t>(&p2p::rabenseifner_allreduce, "Rabenseifner mul", mul, gen_odd);

@@ -303,6 +303,32 @@ TEST(PredictCall, HandshakeAndMemoryBandwidthOfTheLanes) {
                    c.alpha + 8192 * (0.25 / c.lane_bandwidth + 0.75 / c.lane_memory_bandwidth));
 }
 
+// tlc's binomial reduce is the binomial bcast's tree run backwards, with a fold of the n bytes
+// received at every step: ceil(lg P) folds more.
+TEST(PredictCall, BinomialReduceFoldsAtEveryStepOfTheTree) {
+  const CostParameters c;
+  const std::size_t n = 1 << 20;
+  const CostQuery reduce{Collective::reduce, n, 4, 4, 1, true, true};
+  const CostQuery bcast{Collective::bcast, n, 4, 4, 1, true, true};
+  EXPECT_NEAR(*predict(Algorithm::binomial, reduce, c) - *predict(Algorithm::binomial, bcast, c),
+              2.0 * n / c.reduce_bandwidth, 1e-12);
+}
+
+// Where MPI's reduce is slow per byte (the factor calibration fits for it), the plan takes tlc's
+// binomial reduce for large vectors; where it is as the model prices it, MPI's.
+TEST(PredictCall, PlannerTakesTheBinomialReduceWhereMpisIsSlow) {
+  for (const double factor : {1.0, 4.0}) {
+    CostParameters c;
+    c.mpi_beta[static_cast<std::size_t>(Collective::reduce)] = factor;
+    PlanSettings s;
+    s.costs = c;
+    const Planner p(across(2, 1), s);
+    EXPECT_EQ(p.plan(call(Collective::reduce, 8 << 20)).algorithm,
+              factor > 1 ? Algorithm::binomial : Algorithm::hierarchical)
+        << "MPI_Reduce's per-byte factor " << factor;
+  }
+}
+
 // The planner chooses on the whole call: with one thread everywhere hierarchical's direct form
 // copies nothing, while tlc's point-to-point algorithms copy in and out of the staging buffer.
 TEST(PredictCall, PlannerWeighsTheCopiesOfTheStagedForms) {
