@@ -143,7 +143,7 @@ int run(const std::string& scenario) {
             return;
           }
           me.reduce(std::span<const double>(send), std::span<double>(recv), 0);
-          if (me.rank() != 0) {  // left early; the root is inside MPI_Reduce
+          if (me.rank() != 0) {  // left early; the root waits inside MPI (the reduce's tree)
             std::this_thread::sleep_for(std::chrono::milliseconds(200));
             throw std::runtime_error("a user error on process 0 after its reduce");
           }
