@@ -22,9 +22,10 @@
 //   root:    copies its data into its deposit (n bytes), publishes it and returns; if it is the
 //            last of its process to arrive, the others copy from its buffer instead and it
 //            returns when they are done (one thread per process: MPI_Bcast on its buffer);
-//   network: MPI_Bcast, in the root process by the root if it arrives first there (else by the
-//            first other thread to see the data: nobody waits for a late thread to send),
-//            elsewhere by the first thread to arrive, into its deposit;
+//   network: MPI_Bcast, in the root process by the root if it arrives first there, from its own
+//            buffer before its copy (else by the first other thread to see the data: nobody
+//            waits for a late thread to send), elsewhere by the first thread to arrive, into its
+//            deposit;
 //   copy:    every other thread copies the data out as soon as it is there (n bytes each).
 // scatter: as bcast, with the root's send buffer as the data (T blocks reach a process without
 //   the root, by MPI_Scatterv), and each thread copying its own block out.
@@ -362,13 +363,15 @@ void spread_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   } else if (me == root) {
     // Copy aside, publish, return; if it is the first of its process to arrive, nobody is
     // there to send for it, so it sends itself rather than wait for a late thread.
+    // Sending first, from its own buffer, puts its copy off the other processes' path; the
+    // threads here that are already waiting wait for the network step as well.
     std::byte* copy = team.deposit(me).reserve(std::max<std::size_t>(data_bytes, 1));
-    if (data_bytes) std::memcpy(copy, root_data, data_bytes);
     const bool sends =
         across && arrival.first && a.claimed.exchange(m, std::memory_order_acq_rel) < m;
+    if (sends) network(const_cast<std::byte*>(root_data));  // the MPI step only reads at the root
+    if (data_bytes) std::memcpy(copy, root_data, data_bytes);
     publish(copy);
     root_takes_its_part();
-    if (sends) network(copy);
   } else if (!root_here && a.claimed.exchange(m, std::memory_order_acq_rel) < m) {
     // The first thread of a process without the root receives, publishes, copies out.
     std::byte* copy = team.deposit(me).reserve(std::max<std::size_t>(spread.received_bytes(), 1));
