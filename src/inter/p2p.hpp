@@ -136,6 +136,15 @@ inline void expect_per_process(std::span<const std::size_t> values, const Proces
                                             std::to_string(lane.size()) + " processes");
 }
 
+// A root must be a process of the lane; every process passes the same root, so a wrong one
+// throws on every process alike.
+inline void expect_root(int root, const ProcessComm& lane, const char* what) {
+  if (root < 0 || root >= lane.size())
+    throw Error(Errc::invalid_argument, std::string("tlc: p2p ") + what + " root " +
+                                            std::to_string(root) + " out of range for " +
+                                            std::to_string(lane.size()) + " processes");
+}
+
 // Posts a send of `bytes` bytes, or leaves `request` as MPI_REQUEST_NULL (which wait_all
 // accepts) when there is nothing to send.
 inline void isend(ProcessComm& lane, const void* data, std::size_t bytes, int to, int tag,

@@ -34,10 +34,7 @@ constexpr std::size_t window = 8;
 void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int root,
                     std::size_t segment_bytes) {
   const int size = lane.size(), rank = lane.rank();
-  if (root < 0 || root >= size)
-    throw Error(Errc::invalid_argument, "tlc: p2p bcast root " + std::to_string(root) +
-                                            " out of range for " + std::to_string(size) +
-                                            " processes");
+  util::expect_root(root, lane, "bcast");
   if (size == 1 || bytes == 0) return;
   const std::size_t segment = segment_bytes == 0 || segment_bytes >= bytes ? bytes : segment_bytes;
   const std::size_t segments = (bytes + segment - 1) / segment;

@@ -268,10 +268,7 @@ void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count
 void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call,
                      int root) {
   const int size = lane.size(), rank = lane.rank();
-  if (root < 0 || root >= size)
-    throw Error(Errc::invalid_argument, "tlc: p2p reduce root " + std::to_string(root) +
-                                            " out of range for " + std::to_string(size) +
-                                            " processes");
+  util::expect_root(root, lane, "reduce");
   if (size == 1 || count == 0) return;
   const std::size_t bytes = count * call.type.size;
   std::byte* incoming = util::scratch(bytes);
