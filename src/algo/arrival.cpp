@@ -259,7 +259,8 @@ void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   if (network) {
     team.mark_led(me);
     or_fail(team, [&] {
-      p2p::binomial_reduce(team.comm(), static_cast<std::byte*>(target), n, c, root_process);
+      p2p::binomial_reduce(team.comm(), static_cast<std::byte*>(target), n, c, root_process,
+                           p2p::binomial_reduce_segment_bytes);
     });
   }
 }

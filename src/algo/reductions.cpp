@@ -71,7 +71,8 @@ void reduction_across(TeamImpl& team, int me, const CallView& view, const Plan& 
         return;
       case Collective::reduce:
         if (plan.algorithm == Algorithm::binomial)
-          p2p::binomial_reduce(comm, at, part.size(), c, root_process);
+          p2p::binomial_reduce(comm, at, part.size(), c, root_process,
+                               p2p::binomial_reduce_segment_bytes);
         else
           comm.reduce_in_place(at, part.size(), c, root_process);
         return;

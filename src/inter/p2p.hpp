@@ -98,9 +98,15 @@ void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count
 // order, any op; elsewhere buf is used as the accumulator and left undefined. Binomial tree
 // towards process 0 ([Thakur] sec. 4.2 run backwards), then one message to the root if it is not
 // process 0, so that every subtree is a contiguous run of ranks and the fold keeps rank order:
-// ceil(lg P) (alpha + n beta + n gamma), plus alpha + n beta for a root other than 0.
+// ceil(lg P) (alpha + n beta + n gamma), plus alpha + n beta for a root other than 0. Sent in
+// segments of segment_bytes (0: one segment), so that a receiver folds one segment while the
+// next arrives: with S segments the transfer and the fold of a step overlap but for one segment.
 void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call,
-                     int root);
+                     int root, std::size_t segment_bytes);
+
+// The segments tlc's reductions use: a fold of one hides the transfer of the next, and the
+// start-ups of the messages stay small against their bytes.
+inline constexpr std::size_t binomial_reduce_segment_bytes = 256 * 1024;
 
 // ---- helpers shared by the implementations ----
 namespace util {

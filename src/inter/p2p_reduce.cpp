@@ -264,25 +264,45 @@ void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count
 // Binomial reduce towards process 0. Step k (mask 2^k): a process whose bit k is set sends its
 // accumulator (ranks p .. p + 2^k - 1) to p - 2^k and is done; one whose bits 0..k are clear
 // receives the accumulator of p + 2^k (if that process exists) and folds it in as the higher
-// ranks. Process 0 ends with all P; a root other than 0 receives it from process 0.
+// ranks. Process 0 ends with all P; a root other than 0 receives it from process 0. Each
+// accumulator travels in segments, one message each, received into two scratch buffers in turn:
+// segment s is folded while segment s + 1 arrives.
 void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call,
-                     int root) {
+                     int root, std::size_t segment_bytes) {
   const int size = lane.size(), rank = lane.rank();
   util::expect_root(root, lane, "reduce");
   if (size == 1 || count == 0) return;
-  const std::size_t bytes = count * call.type.size;
-  std::byte* incoming = util::scratch(bytes);
+  const std::size_t element = call.type.size, bytes = count * element;
+  const std::size_t per_segment =
+      segment_bytes == 0 ? count : std::clamp<std::size_t>(segment_bytes / element, 1, count);
+  const std::size_t segments = (count + per_segment - 1) / per_segment;
+  auto segment_count = [&](std::size_t s) {
+    return std::min(per_segment, count - s * per_segment);
+  };
+  auto segment_at = [&](std::size_t s) { return buf + s * per_segment * element; };
   for (int mask = 1; mask < size; mask <<= 1) {
-    MPI_Request request;
     if (rank & mask) {
-      util::isend(lane, buf, bytes, rank - mask, util::tag_binomial_reduce, request);
-      lane.wait_all(std::span(&request, 1), "binomial reduce");
+      std::vector<MPI_Request> requests(segments);
+      for (std::size_t s = 0; s < segments; ++s)
+        util::isend(lane, segment_at(s), segment_count(s) * element, rank - mask,
+                    util::tag_binomial_reduce, requests[s]);
+      lane.wait_all(requests, "binomial reduce");
       break;
     }
-    if (rank + mask < size) {
-      util::irecv(lane, incoming, bytes, rank + mask, util::tag_binomial_reduce, request);
-      lane.wait_all(std::span(&request, 1), "binomial reduce");
-      call.combine(call.op_object, buf, incoming, count, false);
+    if (rank + mask >= size) continue;
+    const std::array<std::byte*, 2> incoming = {util::scratch(per_segment * element, 0),
+                                                util::scratch(per_segment * element, 1)};
+    std::array<MPI_Request, 2> requests{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    auto post = [&](std::size_t s) {
+      util::irecv(lane, incoming[s % 2], segment_count(s) * element, rank + mask,
+                  util::tag_binomial_reduce, requests[s % 2]);
+    };
+    post(0);
+    if (segments > 1) post(1);
+    for (std::size_t s = 0; s < segments; ++s) {
+      lane.wait_all(std::span(&requests[s % 2], 1), "binomial reduce");
+      call.combine(call.op_object, segment_at(s), incoming[s % 2], segment_count(s), false);
+      if (s + 2 < segments) post(s + 2);
     }
   }
   if (root == 0) return;

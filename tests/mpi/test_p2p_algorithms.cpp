@@ -401,27 +401,35 @@ TEST(P2pAllreduce, RabenseifnerBuiltinOps) {
                                 gen_int);
 }
 
-// binomial_reduce at every root: the root's buffer holds op over processes 0..P-1 in rank
-// order (bitwise: the generators' values sum exactly, and the matrices do not commute), and
-// nothing past count is written on any process.
+// binomial_reduce at every root, whole and in segments (of one element, of 7, the last one
+// short, the default, and larger than the vector): the root's buffer holds op over processes
+// 0..P-1 in rank order (bitwise: the generators' values sum exactly, and the matrices do not
+// commute), and nothing past count is written on any process.
 template <class T, class Op, class Gen>
 void check_binomial_reduce(const char* name, const Op& op, Gen gen) {
   const int me = world_rank();
   const Call call = reduction_call<T>(op);
   for (int root = 0; root < world_size(); ++root)
-    for (std::size_t count : counts_for(sizeof(T))) {
-      std::vector<T> buf(count + 2);
-      for (std::size_t i = 0; i < count + 2; ++i) buf[i] = gen(me, i);
-      p2p::binomial_reduce(lane(), reinterpret_cast<std::byte*>(buf.data()), count, call, root);
-      if (me == root) {
-        EXPECT_TRUE(elements_match(buf.data(), 0, count,
-                                   [&](std::size_t i) { return reference<T>(op, gen, i); }))
-            << name << " of " << count << " elements at root " << root;
+    for (std::size_t count : counts_for(sizeof(T)))
+      for (std::size_t segment : {std::size_t{0}, sizeof(T), 7 * sizeof(T),
+                                  p2p::binomial_reduce_segment_bytes, (count + 1) * sizeof(T)}) {
+        if (segment > 0 && segment <= 7 * sizeof(T) && count > 4099) continue;  // 10^5 messages
+        std::vector<T> buf(count + 2);
+        for (std::size_t i = 0; i < count + 2; ++i) buf[i] = gen(me, i);
+        p2p::binomial_reduce(lane(), reinterpret_cast<std::byte*>(buf.data()), count, call, root,
+                             segment);
+        const std::string where = std::string(name) + " of " + std::to_string(count) +
+                                  " elements at root " + std::to_string(root) + " in segments of " +
+                                  std::to_string(segment) + " bytes";
+        if (me == root) {
+          EXPECT_TRUE(elements_match(buf.data(), 0, count, [&](std::size_t i) {
+            return reference<T>(op, gen, i);
+          })) << where;
+        }
+        EXPECT_TRUE(
+            elements_match(buf.data(), count, count + 2, [&](std::size_t i) { return gen(me, i); }))
+            << where << " wrote past the end";
       }
-      EXPECT_TRUE(
-          elements_match(buf.data(), count, count + 2, [&](std::size_t i) { return gen(me, i); }))
-          << name << " of " << count << " elements at root " << root << " wrote past the end";
-    }
 }
 
 TEST(P2pReduce, BinomialEveryRoot) {
@@ -436,10 +444,10 @@ TEST(P2pReduce, BinomialNonCommutativeKeepsRankOrder) {
 TEST(P2pReduce, BinomialRejectsBadRoot) {
   double x = 1;
   const Call call = reduction_call<double>(std::plus<>{});
-  EXPECT_THROW(p2p::binomial_reduce(lane(), reinterpret_cast<std::byte*>(&x), 1, call, -1),
+  EXPECT_THROW(p2p::binomial_reduce(lane(), reinterpret_cast<std::byte*>(&x), 1, call, -1, 0),
                tlc::Error);
   EXPECT_THROW(
-      p2p::binomial_reduce(lane(), reinterpret_cast<std::byte*>(&x), 1, call, world_size()),
+      p2p::binomial_reduce(lane(), reinterpret_cast<std::byte*>(&x), 1, call, world_size(), 0),
       tlc::Error);
 }
 
