@@ -99,8 +99,8 @@ void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count
 // towards process 0 ([Thakur] sec. 4.2 run backwards), then one message to the root if it is not
 // process 0, so that every subtree is a contiguous run of ranks and the fold keeps rank order:
 // ceil(lg P) (alpha + n beta + n gamma), plus alpha + n beta for a root other than 0. Sent in
-// segments of segment_bytes (0: one segment), so that a receiver folds one segment while the
-// next arrives: with S segments the transfer and the fold of a step overlap but for one segment.
+// segments of segment_bytes (0: one segment): a receiver folds each segment while it is still in
+// its cache, and while the next one travels where the transport moves data without it.
 void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call,
                      int root, std::size_t segment_bytes);
 

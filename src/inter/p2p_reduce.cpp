@@ -266,7 +266,7 @@ void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count
 // receives the accumulator of p + 2^k (if that process exists) and folds it in as the higher
 // ranks. Process 0 ends with all P; a root other than 0 receives it from process 0. Each
 // accumulator travels in segments, one message each, received into two scratch buffers in turn:
-// segment s is folded while segment s + 1 arrives.
+// segment s is folded while segment s + 1 is on its way.
 void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call,
                      int root, std::size_t segment_bytes) {
   const int size = lane.size(), rank = lane.rank();
