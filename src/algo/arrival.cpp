@@ -362,10 +362,10 @@ void spread_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
         "the threads of a call led by arrival to copy from the root",
         Waiter::OnAbort::keep_waiting);
   } else if (me == root) {
-    // Copy aside, publish, return; if it is the first of its process to arrive, nobody is
-    // there to send for it, so it sends itself rather than wait for a late thread.
-    // Sending first, from its own buffer, puts its copy off the other processes' path; the
-    // threads here that are already waiting wait for the network step as well.
+    // Copy aside, publish, return. If it is the first of its process to arrive, nobody is there
+    // to send for it, so it sends itself rather than wait for a late thread, and it sends first,
+    // from its own buffer, so that the other processes do not wait for its copy (the threads
+    // here that arrive meanwhile wait for both).
     std::byte* copy = team.deposit(me).reserve(std::max<std::size_t>(data_bytes, 1));
     const bool sends =
         across && arrival.first && a.claimed.exchange(m, std::memory_order_acq_rel) < m;

@@ -104,8 +104,8 @@ void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count
 void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call,
                      int root, std::size_t segment_bytes);
 
-// The segments tlc's reductions use: a fold of one hides the transfer of the next, and the
-// start-ups of the messages stay small against their bytes.
+// The segments tlc's reductions use: small enough to be folded while in the cache, large enough
+// that the messages' start-ups stay small against their bytes.
 inline constexpr std::size_t binomial_reduce_segment_bytes = 256 * 1024;
 
 // ---- helpers shared by the implementations ----
