@@ -48,7 +48,9 @@
 //            sends and receives are complete.
 // After the last arrival only the late threads' blocks are still to move. Next to hierarchical:
 // R - T messages per thread instead of P - 1 per process, so small blocks pay many more
-// start-ups; the plan takes it only when asked.
+// start-ups; the plan takes it only when asked. With a fragment minimum (fragment_kib) blocks
+// smaller than it travel in fragments instead (AlltoallFragments below): consecutive threads'
+// blocks for one destination in one message, at least the minimum while threads are late.
 //
 // Cost next to the static algorithms: one extra copy of n bytes per thread that leaves early or
 // of the root's data, and the combine after the last arrival is done by one or two threads
@@ -61,6 +63,7 @@
 // bcast: each thread against the data's sender, before copying out). Threads that returned
 // early cannot be told, so a failed call aborts the team: every thread still in the call, and
 // every later call, throws.
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -69,6 +72,7 @@
 
 #include "algo/across.hpp"
 #include "algo/algorithms.hpp"
+#include "algo/fragments.hpp"
 #include "inter/p2p.hpp"
 
 namespace tlc::detail {
@@ -393,6 +397,197 @@ void spread_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   }
 }
 
+// The network part of an alltoall led by arrival when blocks are smaller than the fragment
+// minimum ([Parsons] section 3.7.3, opportunistic fragmentation; fragment_kib, off by default):
+// the blocks of consecutive threads of this process for one destination rank travel in one
+// message, gathered from the threads' buffers by a derived datatype (p2p::GatheredBlocks).
+//   send:    a thread's blocks become available when it arrives; the runs its arrival completes
+//            (take_fragments, algo/fragments.hpp: at least the minimum, or unable to grow, or
+//            everything left once all have arrived) it sends to every rank of the other
+//            processes, tagged first thread of the run * most threads + receiving thread;
+//   receive: a receiver does not know how the sender grouped the blocks: per process it probes
+//            for the fragment that starts where its received blocks end and receives it in place
+//            (every later fragment starts where an earlier one ends, so nothing else is probed).
+//            Matching stays in call order: a process sends call k+1's fragments only after its
+//            threads have left call k, and a fragment of call k with the same tag went first;
+//   leave:   once its receives and the sends it posted are complete and the fragment holding its
+//            own blocks has been sent (its send buffer is free).
+// Cost: with balanced arrivals one message per destination rank and process instead of T; in
+// exchange a derived datatype per run, a probe per poll, receives that find their message
+// unexpected (one more copy inside MPI) or, past the eager limit, a handshake that starts only
+// when the receiver has probed, and blocks held back until the minimum fills.
+class AlltoallFragments {
+ public:
+  AlltoallFragments(TeamImpl& team, int me, std::uint64_t m, int parity, std::size_t block,
+                    std::size_t minimum)
+      : team_(team),
+        a_(team.arrival()),
+        comm_(team.exchange_comm()),
+        me_(me),
+        m_(m),
+        parity_(parity),
+        block_(block),
+        minimum_(minimum),
+        most_(team.shape().most_threads),
+        got_(static_cast<std::size_t>(team.size()), 0) {}
+  AlltoallFragments(const AlltoallFragments&) = delete;
+  AlltoallFragments& operator=(const AlltoallFragments&) = delete;
+
+  // However the thread leaves: the sends it posted are over (completed, or given up after a
+  // failure) and the threads whose blocks they carry are told; its own blocks were sent, or are
+  // closed so that no thread takes them now; its receives no longer write into its buffer.
+  ~AlltoallFragments() {
+    const bool unfinished =
+        std::any_of(runs_.begin(), runs_.end(), [](const Run& r) { return !r.done; });
+    if (unfinished) {
+      try {
+        comm_.wait_all(sends_, "the fragments of a failed alltoall");
+      } catch (...) {
+      }
+      for (Run& r : runs_) mark_sent(r);
+    }
+    if (!receives_done_) {
+      try {
+        comm_.wait_all(receives_, "the fragments of a failed alltoall");
+      } catch (...) {
+      }
+    }
+    auto& sent = a_.fragment_sent[static_cast<std::size_t>(me_)].value;
+    if (sent.load(std::memory_order_acquire) >= m_) return;
+    {
+      const std::lock_guard lock(a_.fragment_mutex);
+      if (a_.fragment_taken[static_cast<std::size_t>(me_)] < m_) {
+        a_.fragment_taken[static_cast<std::size_t>(me_)] = m_;
+        sent.store(m_, std::memory_order_release);
+      }
+    }
+    while (sent.load(std::memory_order_acquire) < m_) std::this_thread::yield();
+  }
+
+  // Makes this thread's blocks available and sends the runs its arrival completes.
+  // check_against(u) fails the call if thread u's arguments disagree with this thread's.
+  template <class Check>
+  void arrive(Check&& check_against) {
+    take_runs();
+    const TeamImpl::CallView view{&team_, parity_};
+    std::vector<const std::byte*> sources;
+    for (Run& r : runs_) {
+      sources.clear();
+      for (int u = r.first; u < r.end; ++u) {
+        if (u != me_) check_against(u);
+        sources.push_back(static_cast<const std::byte*>(view[u].contribution));
+      }
+      r.request = sends_.size();
+      p2p::GatheredBlocks blocks(comm_, sources, block_);
+      for (int step = 1; step < team_.processes(); ++step) {
+        const int q = (team_.process() + step) % team_.processes();
+        for (int v = 0; v < team_.threads_of(q); ++v) {
+          const int rank = team_.first_rank_of(q) + v;
+          sends_.push_back(MPI_REQUEST_NULL);
+          blocks.isend(static_cast<std::size_t>(rank) * block_, q, r.first * most_ + v,
+                       sends_.back());
+        }
+      }
+      r.requests = sends_.size() - r.request;
+    }
+  }
+
+  // One round of progress without waiting: tests the sends, receives the fragments that have
+  // arrived. True once this thread's sends and receives are complete and its own blocks' fragment
+  // has been sent (nobody reads its send buffer any more).
+  bool progress() {
+    for (Run& r : runs_)
+      if (!r.done && p2p::test_all(comm_, std::span(sends_).subspan(r.request, r.requests),
+                                   "the fragments of an alltoall led by arrival"))
+        mark_sent(r);
+    receive_arrived();
+    if (!receives_done_ && received_ == team_.size() - team_.threads())
+      receives_done_ =
+          p2p::test_all(comm_, receives_, "the fragments of an alltoall led by arrival");
+    return receives_done_ &&
+           a_.fragment_sent[static_cast<std::size_t>(me_)].value.load(std::memory_order_acquire) >=
+               m_ &&
+           std::all_of(runs_.begin(), runs_.end(), [](const Run& r) { return r.done; });
+  }
+
+ private:
+  struct Run {
+    int first, end;  // threads [first, end)
+    std::size_t request = 0, requests = 0;
+    bool done = false;
+  };
+
+  void take_runs() {
+    const int threads = team_.threads();
+    const std::lock_guard lock(a_.fragment_mutex);
+    a_.fragment_available[static_cast<std::size_t>(me_)] = m_;
+    std::vector<BlockState> state(static_cast<std::size_t>(threads));
+    for (int u = 0; u < threads; ++u) {
+      const auto i = static_cast<std::size_t>(u);
+      state[i] = a_.fragment_taken[i] == m_       ? BlockState::taken
+                 : a_.fragment_available[i] == m_ ? BlockState::available
+                                                  : BlockState::absent;
+    }
+    for (const ThreadRun& r : take_fragments(state, me_, block_, minimum_)) {
+      runs_.push_back({r.first, r.end});
+      for (int u = r.first; u < r.end; ++u) a_.fragment_taken[static_cast<std::size_t>(u)] = m_;
+    }
+  }
+
+  void mark_sent(Run& r) {
+    r.done = true;
+    for (int u = r.first; u < r.end; ++u)
+      a_.fragment_sent[static_cast<std::size_t>(u)].value.store(m_, std::memory_order_release);
+    team_.waiter().notify();
+  }
+
+  // Receives every fragment that has arrived and starts where this thread's received blocks of
+  // its process end (a sender's fragments cover its process's threads without overlap).
+  void receive_arrived() {
+    auto* recv = static_cast<std::byte*>(TeamImpl::CallView{&team_, parity_}[me_].call.recv);
+    for (int step = 1; step < team_.processes(); ++step) {
+      const int q = (team_.process() + step) % team_.processes();
+      const int first_rank = team_.first_rank_of(q), threads = team_.threads_of(q);
+      const auto got = [&](int u) { return got_[static_cast<std::size_t>(first_rank + u)] != 0; };
+      for (int u = 0; u < threads;) {
+        if (got(u)) {
+          ++u;
+          continue;
+        }
+        int end = u;
+        while (end < threads && !got(end)) ++end;
+        MPI_Request request = MPI_REQUEST_NULL;
+        const std::size_t bytes = p2p::irecv_arrived(
+            comm_, recv + static_cast<std::size_t>(first_rank + u) * block_,
+            static_cast<std::size_t>(end - u) * block_, block_, q, u * most_ + me_, request);
+        if (bytes == 0) {  // the fragment starting at u is still on its way
+          u = end;
+          continue;
+        }
+        receives_.push_back(request);
+        const int blocks = static_cast<int>(bytes / block_);
+        for (int i = u; i < u + blocks; ++i) got_[static_cast<std::size_t>(first_rank + i)] = 1;
+        received_ += blocks;
+        u += blocks;
+      }
+    }
+  }
+
+  TeamImpl& team_;
+  ArrivalState& a_;
+  ProcessComm& comm_;
+  const int me_;
+  const std::uint64_t m_;
+  const int parity_;
+  const std::size_t block_, minimum_;
+  const int most_;
+  std::vector<Run> runs_;
+  std::vector<MPI_Request> sends_, receives_;
+  std::vector<char> got_;  // per rank: its block for this thread has been received (or posted)
+  int received_ = 0;
+  bool receives_done_ = false;
+};
+
 void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   const std::size_t block = d.count * d.call.type.size;
   // In place across processes: other threads (and MPI) read this thread's blocks while its
@@ -478,7 +673,13 @@ void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   };
 
   std::vector<MPI_Request> requests;
-  if (team.processes() > 1) {
+  const bool across = team.processes() > 1;
+  std::optional<AlltoallFragments> fragments;
+  if (across && block > 0 && block < team.planner().alltoall_fragment_bytes()) {
+    team.mark_led(me);
+    fragments.emplace(team, me, m, parity, block, team.planner().alltoall_fragment_bytes());
+    or_fail(team, [&] { fragments->arrive(check_against); });
+  } else if (across) {
     ProcessComm& comm = team.exchange_comm();
     const int most = team.shape().most_threads;
     requests.resize(2 * static_cast<std::size_t>(team.size() - threads), MPI_REQUEST_NULL);
@@ -533,8 +734,8 @@ void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
     }
     return copies_done();
   };
-  if (requests.empty()) {  // nothing to poll: block in the team's waiter, whose readiness
-                           // checks must not do the copies (they notify the waiter)
+  if (!across) {  // nothing to poll: block in the team's waiter, whose readiness
+                  // checks must not do the copies (they notify the waiter)
     if (!last) {
       int u = -1;
       wait_for(
@@ -548,8 +749,15 @@ void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
     return;
   }
   try {
-    team.exchange_comm().wait_all_alongside(requests, local_part_done,
-                                            "the blocks of an alltoall led by arrival");
+    bool local_done = false, network_done = !fragments;
+    team.exchange_comm().wait_all_alongside(
+        requests,
+        [&] {
+          if (!local_done) local_done = local_part_done();
+          if (!network_done) network_done = fragments->progress();
+          return local_done && network_done;
+        },
+        "the blocks of an alltoall led by arrival");
     team.waiter().throw_if_aborted();
   } catch (...) {
     // The sends and receives still pending use this thread's buffers: end them (after the

@@ -79,6 +79,13 @@ inline int irecv(void* b, MPI_Count n, MPI_Datatype t, int from, int tag, MPI_Co
                  MPI_Request* r) {
   return MPI_Irecv_c(b, n, t, from, tag, c, r);
 }
+inline int imrecv(void* b, MPI_Count n, MPI_Datatype t, MPI_Message* m, MPI_Request* r) {
+  return MPI_Imrecv_c(b, n, t, m, r);
+}
+// The number of elements of type t a probed message holds (MPI_UNDEFINED: not a whole number).
+inline int get_count(const MPI_Status* s, MPI_Datatype t, MPI_Count* n) {
+  return MPI_Get_count_c(s, t, n);
+}
 
 #else  // MPI 3.x: int counts
 
@@ -170,6 +177,12 @@ inline int isend(const void* b, MPI_Count n, MPI_Datatype t, int to, int tag, MP
 inline int irecv(void* b, MPI_Count n, MPI_Datatype t, int from, int tag, MPI_Comm c,
                  MPI_Request* r) {
   return MPI_Irecv(b, fit(n, "MPI_Irecv"), t, from, tag, c, r);
+}
+inline int imrecv(void* b, MPI_Count n, MPI_Datatype t, MPI_Message* m, MPI_Request* r) {
+  return MPI_Imrecv(b, fit(n, "MPI_Imrecv"), t, m, r);
+}
+inline int get_count(const MPI_Status* s, MPI_Datatype t, MPI_Count* n) {
+  return MPI_Get_elements_x(s, t, n);
 }
 
 #endif

@@ -71,6 +71,41 @@ void isend_alltoallv(ProcessComm& lane, const std::byte* send,
                      std::span<const std::size_t> recv_bytes,
                      std::span<const std::size_t> recv_displs);
 
+// ---- fragments: messages gathered from several buffers (p2p_alltoall.cpp) ----
+// The alltoall led by arrival (algo/arrival.cpp) sends the blocks of several threads for one
+// destination in one message, and its receiver does not know in advance how the sender grouped
+// them ([Parsons] section 3.7.3, opportunistic fragmentation).
+
+// The blocks of block_bytes bytes at one offset of each buffer of `sources`, in order, as one
+// message: a derived datatype whose displacements are the buffers' addresses relative to the
+// first, so that one type serves every offset (every destination) and nothing is copied. The
+// buffers must stay untouched until the sends complete. One source: plain sends.
+class GatheredBlocks {
+ public:
+  GatheredBlocks(ProcessComm& lane, std::span<const std::byte* const> sources,
+                 std::size_t block_bytes);
+  ~GatheredBlocks();  // MPI keeps the type alive for sends still in flight
+  GatheredBlocks(const GatheredBlocks&) = delete;
+  GatheredBlocks& operator=(const GatheredBlocks&) = delete;
+  void isend(std::size_t offset, int to, int tag, MPI_Request& request);
+
+ private:
+  ProcessComm& lane_;
+  const std::byte* first_ = nullptr;
+  std::size_t block_bytes_ = 0;
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;  // null: one source (or nothing to send)
+};
+
+// If a message from process `from` with `tag` has arrived, posts its receive into data and
+// returns its length in bytes; otherwise posts nothing and returns 0 (zero-byte messages are
+// never sent). Throws Error(mismatch) for a message longer than `capacity` (the processes
+// disagree about the call) or whose length is not a multiple of `unit`.
+std::size_t irecv_arrived(ProcessComm& lane, std::byte* data, std::size_t capacity,
+                          std::size_t unit, int from, int tag, MPI_Request& request);
+
+// Whether every request has completed (MPI_Testall; completed ones become MPI_REQUEST_NULL).
+bool test_all(ProcessComm& lane, std::span<MPI_Request> requests, const char* what);
+
 // ---- reductions (p2p_reduce.cpp) ----
 // Counts are in elements of call.type; elements are combined with call.combine.
 

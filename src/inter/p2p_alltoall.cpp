@@ -1,5 +1,7 @@
-// Alltoall on point-to-point messages: pairwise exchange and isend-irecv.
+// Alltoall on point-to-point messages: pairwise exchange and isend-irecv; the gathered messages
+// and probed receives of the alltoall led by arrival.
 #include <array>
+#include <climits>
 #include <cstring>
 #include <vector>
 
@@ -98,6 +100,81 @@ void isend_alltoallv(ProcessComm& lane, const std::byte* send,
                 util::tag_isend_alltoall, requests[peers + static_cast<std::size_t>(i - 1)]);
   }
   lane.wait_all(requests, "isend alltoallv");
+}
+
+GatheredBlocks::GatheredBlocks(ProcessComm& lane, std::span<const std::byte* const> sources,
+                               std::size_t block_bytes)
+    : lane_(lane), first_(sources.empty() ? nullptr : sources[0]), block_bytes_(block_bytes) {
+  if (sources.size() < 2 || block_bytes == 0) return;
+  if (block_bytes > static_cast<std::size_t>(INT_MAX))
+    throw Error(Errc::unsupported, "tlc: a gathered message of blocks of 2^31 bytes or more");
+  std::vector<MPI_Aint> displacements(sources.size());
+  auto lock = lane.serialize();
+  MPI_Aint first = 0;
+  check_mpi(MPI_Get_address(sources[0], &first), "MPI_Get_address");
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    MPI_Aint address = 0;
+    check_mpi(MPI_Get_address(sources[i], &address), "MPI_Get_address");
+    displacements[i] = MPI_Aint_diff(address, first);
+  }
+  check_mpi(MPI_Type_create_hindexed_block(static_cast<int>(sources.size()),
+                                           static_cast<int>(block_bytes), displacements.data(),
+                                           MPI_BYTE, &type_),
+            "MPI_Type_create_hindexed_block");
+  const int rc = MPI_Type_commit(&type_);
+  if (rc != MPI_SUCCESS) MPI_Type_free(&type_);
+  check_mpi(rc, "MPI_Type_commit");
+}
+
+GatheredBlocks::~GatheredBlocks() {
+  if (type_ == MPI_DATATYPE_NULL) return;
+  auto lock = lane_.serialize();
+  MPI_Type_free(&type_);
+}
+
+void GatheredBlocks::isend(std::size_t offset, int to, int tag, MPI_Request& request) {
+  if (type_ == MPI_DATATYPE_NULL) {
+    if (first_ == nullptr) {
+      request = MPI_REQUEST_NULL;
+      return;
+    }
+    return util::isend(lane_, first_ + offset, block_bytes_, to, tag, request);
+  }
+  request = MPI_REQUEST_NULL;
+  auto lock = lane_.serialize();
+  check_mpi(MPI_Isend(first_ + offset, 1, type_, to, tag, lane_.get(), &request), "MPI_Isend");
+}
+
+std::size_t irecv_arrived(ProcessComm& lane, std::byte* data, std::size_t capacity,
+                          std::size_t unit, int from, int tag, MPI_Request& request) {
+  request = MPI_REQUEST_NULL;
+  auto lock = lane.serialize();
+  int arrived = 0;
+  MPI_Message message = MPI_MESSAGE_NULL;
+  MPI_Status status;
+  check_mpi(MPI_Improbe(from, tag, lane.get(), &arrived, &message, &status), "MPI_Improbe");
+  if (!arrived) return 0;
+  MPI_Count bytes = 0;
+  check_mpi(large::get_count(&status, MPI_BYTE, &bytes), "MPI_Get_count");
+  if (bytes <= 0 || static_cast<std::size_t>(bytes) > capacity ||
+      static_cast<std::size_t>(bytes) % unit != 0)
+    throw Error(Errc::mismatch, "tlc: a fragment of " + std::to_string(bytes) +
+                                    " bytes from process " + std::to_string(from) +
+                                    " where at most " + std::to_string(capacity) +
+                                    " bytes in blocks of " + std::to_string(unit) +
+                                    " were due: the processes disagree about the call");
+  check_mpi(large::imrecv(data, bytes, MPI_BYTE, &message, &request), "MPI_Imrecv");
+  return static_cast<std::size_t>(bytes);
+}
+
+bool test_all(ProcessComm& lane, std::span<MPI_Request> requests, const char* what) {
+  if (requests.empty()) return true;
+  int done = 0;
+  auto lock = lane.serialize();
+  check_mpi(
+      MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE),
+      what);
+  return done != 0;
 }
 
 }  // namespace tlc::detail::p2p

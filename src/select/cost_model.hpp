@@ -52,6 +52,12 @@ struct CostParameters {
   double cache_bandwidth = 20e9;
   double cache_bytes = 32.0 * 1024 * 1024;
   double call_overhead = 0.2e-6;  // seconds of tlc's own work per call (call_us)
+  // The smallest message the alltoall led by arrival sends while threads of its process are
+  // still to arrive (fragment_kib): blocks below it wait for their neighbours' and travel
+  // together. 0: off, every block travels alone as soon as its thread arrives (what measured
+  // fastest on a shared-memory transport, docs/imbalance.md); where messages start up slowly and
+  // processes have many threads, alpha * lane bandwidth is a starting point.
+  double alltoall_fragment = 0;
   // MPI's own collectives (hierarchical, full_lane) against the MPICH algorithm the model prices
   // them as: factors of its start-up terms and of its per-byte terms, per collective (v-variants
   // take their base's), fitted by tlc-bench --calibrate (mpi_<collective>_alpha, _beta).

@@ -134,6 +134,11 @@ class Planner {
   const TeamShape& shape() const noexcept { return shape_; }
   const PlanSettings& settings() const noexcept { return settings_; }
   const CostParameters& costs() const noexcept { return settings_.costs; }
+  // The smallest message the alltoall led by arrival sends while threads are still to arrive
+  // (CostParameters::alltoall_fragment; 0: blocks are never held back to travel together).
+  std::size_t alltoall_fragment_bytes() const noexcept {
+    return static_cast<std::size_t>(settings_.costs.alltoall_fragment);
+  }
   // The cost model's time of the whole call for every candidate across processes, as the
   // planner compares them (shared_cost; tlc-info --plan).
   std::vector<std::pair<Algorithm, double>> predictions(const PlanQuery& q) const;

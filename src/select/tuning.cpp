@@ -73,6 +73,10 @@ constexpr CostKey keys[] = {
      false, mib, TLC_FIELD(cache_bytes)},
     {"call_us", "software cost of one collective call of tlc on top of its phases, microseconds",
      false, us, TLC_FIELD(call_overhead)},
+    {"fragment_kib",
+     "smallest message the alltoall led by arrival sends while threads of its process are still "
+     "to arrive (smaller blocks wait to travel together), KiB",
+     false, 1024, TLC_FIELD(alltoall_fragment), "off: every block travels alone"},
     {"mpi_bcast_alpha", "MPI_Bcast" TLC_START_TERMS, false, 1, mpi_alpha<Collective::bcast>},
     {"mpi_bcast_beta", "MPI_Bcast" TLC_BYTE_TERMS, false, 1, mpi_beta<Collective::bcast>},
     {"mpi_reduce_alpha", "MPI_Reduce" TLC_START_TERMS, false, 1, mpi_alpha<Collective::reduce>},

@@ -247,6 +247,14 @@ struct ArrivalState {
   // call m in which it left (its buffers closed to copiers).
   std::unique_ptr<Flag[]> busy;
   std::unique_ptr<Flag[]> closed;
+  // alltoall in fragments: per thread, under fragment_mutex, the call m in which its blocks
+  // became available to the network and the call m in which a thread took them into a fragment
+  // (or closed them: the thread is leaving after a failure); without the lock, the call m in
+  // which the fragment's sends completed or were given up (the thread may leave then).
+  std::mutex fragment_mutex;
+  std::unique_ptr<std::uint64_t[]> fragment_available;
+  std::unique_ptr<std::uint64_t[]> fragment_taken;
+  std::unique_ptr<Flag[]> fragment_sent;
   void prepare(int threads) {
     const auto n = static_cast<std::size_t>(threads);
     order = std::make_unique<std::atomic<std::uint64_t>[]>(n);
@@ -255,6 +263,9 @@ struct ArrivalState {
     results = std::make_unique<Flag[]>(n);
     busy = std::make_unique<Flag[]>(n);
     closed = std::make_unique<Flag[]>(n);
+    fragment_available = std::make_unique<std::uint64_t[]>(n);
+    fragment_taken = std::make_unique<std::uint64_t[]>(n);
+    fragment_sent = std::make_unique<Flag[]>(n);
   }
 };
 

@@ -41,10 +41,12 @@ struct Setup {
   std::string algorithm;
   int lanes = 1;
   bool numa = false;
-  std::size_t pipeline_chunk = 0;  // TeamOptions::pipeline_chunk_bytes; 0: the default
+  std::size_t pipeline_chunk = 0;      // TeamOptions::pipeline_chunk_bytes; 0: the default
+  const char* fragment_kib = nullptr;  // TLC_COST_FRAGMENT_KIB while the team is made
 
   std::string label() const {
     std::string s = algorithm.empty() ? "selector" : algorithm;
+    if (fragment_kib) s += std::string(" fragments>=") + fragment_kib + "KiB";
     if (lanes != 1) s += " lanes=" + std::to_string(lanes);
     if (numa) s += " synthetic-numa";
     if (pipeline_chunk) s += " chunk=" + std::to_string(pipeline_chunk);
@@ -163,6 +165,10 @@ inline std::vector<Setup> setups_unfiltered(Collective c, Algorithms which) {
     // dynamic (led by arrival) serves one process and several alike, with no lanes.
     if (a.name == "hierarchical" || a.name == "dynamic" || (single && a.single_process))
       all.push_back({a.name, 1, a.name == "two_level"});
+    // The alltoall led by arrival also in fragments: a 1 MiB minimum holds every block of the
+    // sweep back until its run fills or the last thread arrives.
+    if (!single && a.name == "dynamic" && c == Collective::alltoall)
+      all.push_back({a.name, 1, false, 0, "1024"});
     numa_aware = numa_aware || a.name == "two_level";
     // Every form of the algorithms forced in turn (the default form is the plan's choice).
     if (single && a.name == "flat" && c != Collective::barrier)
@@ -237,7 +243,9 @@ inline std::vector<Configured> make_teams(Collective c, const std::vector<Setup>
     o.pipeline_chunk_bytes = s.pipeline_chunk;
     if (!s.algorithm.empty()) o.algorithms[c] = s.algorithm;
     if (s.numa) o.topology = numa_topology(threads);
+    if (s.fragment_kib) ::setenv("TLC_COST_FRAGMENT_KIB", s.fragment_kib, 1);
     teams.push_back({s, std::make_unique<tlc::Team>(MPI_COMM_WORLD, o)});
+    if (s.fragment_kib) ::unsetenv("TLC_COST_FRAGMENT_KIB");
     if (s.numa && threads > 1) {
       std::set<int> domains;
       for (const auto& p : teams.back().team->placement().threads) domains.insert(p.numa);

@@ -32,6 +32,9 @@
 //   peer-disagrees 2 threads each, no time-out. Process 1's threads pass different roots to a
 //                  bcast; the rest as peer-bad-argument.
 //   peer-bad-argument-dynamic   as peer-bad-argument, in an alltoall led by arrival.
+//   peer-disagrees-fragments    process 1's thread 1 passes a shorter alltoall (its own buffers
+//                        agree, the other threads' do not) led by arrival in fragments: the
+//                        thread that takes its blocks into a fragment finds the disagreement.
 //   lower-bad-argument-scan   2 threads each, no time-out. In a scan led by arrival, process
 //                  0's thread 1 passes a receive buffer of the wrong size. Process 1's threads
 //                  wait for process 0's total, which is never sent (the last thread of process
@@ -51,6 +54,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -74,6 +78,10 @@ int run(const std::string& scenario) {
   o.pin = false;
   if (scenario == "local-throw") o.algorithms[tlc::Collective::reduce] = "dynamic";
   if (scenario == "peer-bad-argument-dynamic") o.algorithms[tlc::Collective::alltoall] = "dynamic";
+  if (scenario == "peer-disagrees-fragments") {
+    o.algorithms[tlc::Collective::alltoall] = "dynamic";
+    ::setenv("TLC_COST_FRAGMENT_KIB", "1024", 1);  // every block waits for the last arrival
+  }
   if (scenario == "lower-bad-argument-scan") o.algorithms[tlc::Collective::scan] = "dynamic";
   tlc::Team team(MPI_COMM_WORLD, o);
   try {
@@ -89,6 +97,9 @@ int run(const std::string& scenario) {
         } else if (scenario == "peer-bad-argument-dynamic") {
           me.alltoall(std::span<const double>(send),
                       std::span<double>(recv.data(), odd_one ? recv.size() - 4 : recv.size()));
+        } else if (scenario == "peer-disagrees-fragments") {
+          const std::size_t n = odd_one ? send.size() - 4 : send.size();
+          me.alltoall(std::span<const double>(send.data(), n), std::span<double>(recv.data(), n));
         } else if (scenario == "lower-bad-argument-scan") {
           const bool bad = me.process() == 0 && me.local_index() == 1;
           me.scan(std::span<const double>(send),
@@ -172,7 +183,8 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: %s peer-throws|peer-absent|local-throw|peer-exits|peer-killed|peer-stopped|"
-        "peer-bad-argument|peer-disagrees|peer-bad-argument-dynamic|lower-bad-argument-scan|"
+        "peer-bad-argument|peer-disagrees|peer-bad-argument-dynamic|peer-disagrees-fragments|"
+        "lower-bad-argument-scan|"
         "peer-throws-untimed|"
         "root-went-ahead\n",
         argv[0]);

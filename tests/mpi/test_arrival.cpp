@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -170,6 +171,28 @@ TEST(Arrival, BcastRootReturnsAtOnce) {
   }
 }
 
+// An alltoall of blocks of per_block doubles (in place or not), checked element by element:
+// block j of rank r holds r * 1000 + j + shift + i / 1000. The first mismatch is named `what`.
+void checked_alltoall(tlc::Thread& me, std::size_t per_block, double shift, bool in_place,
+                      Outcome& out, const std::string& what) {
+  const auto R = static_cast<std::size_t>(me.size());
+  std::vector<double> blocks(R * per_block), received(R * per_block, -1.0);
+  for (std::size_t j = 0; j < R; ++j)
+    for (std::size_t i = 0; i < per_block; ++i)
+      blocks[j * per_block + i] = me.rank() * 1000.0 + j + shift + 1e-3 * i;
+  if (in_place) {
+    me.alltoall(std::span<double>(blocks));
+    received = blocks;
+  } else {
+    me.alltoall(std::span<const double>(blocks), std::span<double>(received));
+  }
+  for (std::size_t j = 0; j < R; ++j)
+    for (std::size_t i = 0; i < per_block; ++i)
+      if (received[j * per_block + i] != j * 1000.0 + me.rank() + shift + 1e-3 * i &&
+          out.mismatches++ == 0)
+        out.first_mismatch = what + " block " + std::to_string(j) + " element " + std::to_string(i);
+}
+
 // Seeded random sleeps before every call, calls led by arrival mixed with static ones (the next
 // call of any kind must wait for the previous dynamic one to be complete), roots changing, uneven
 // thread counts; the reduce results are compared bitwise with a static team's that runs the same
@@ -225,25 +248,10 @@ TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
             if (block[i] != me.rank() * 10.0 + call + 1e-3 * i && out.mismatches++ == 0)
               out.first_mismatch = "scatter call " + std::to_string(call);
         }
-        // alltoall, in place every other call: block j of rank r holds r * 1000 + j + call.
         const auto R = static_cast<std::size_t>(me.size());
-        const std::size_t per_block = 1 + static_cast<std::size_t>(call % 4) * 700;
-        std::vector<double> blocks(R * per_block), received(R * per_block, -1.0);
-        for (std::size_t j = 0; j < R; ++j)
-          for (std::size_t i = 0; i < per_block; ++i)
-            blocks[j * per_block + i] = me.rank() * 1000.0 + j + call + 1e-3 * i;
-        if (call % 2) {
-          me.alltoall(std::span<double>(blocks));
-          received = blocks;
-        } else {
-          me.alltoall(std::span<const double>(blocks), std::span<double>(received));
-        }
-        for (std::size_t j = 0; j < R; ++j)
-          for (std::size_t i = 0; i < per_block; ++i)
-            if (received[j * per_block + i] != j * 1000.0 + me.rank() + call + 1e-3 * i &&
-                out.mismatches++ == 0)
-              out.first_mismatch = "alltoall call " + std::to_string(call) + " block " +
-                                   std::to_string(j) + " element " + std::to_string(i);
+        // alltoall, in place every other call.
+        checked_alltoall(me, 1 + static_cast<std::size_t>(call % 4) * 700, call, call % 2 == 1, out,
+                         "alltoall call " + std::to_string(call));
         // allreduce and reduce_scatter_block of sines (rounding differs with the order of the
         // sum: kept for the bitwise comparison), in place every other call.
         {
@@ -328,6 +336,44 @@ TEST(Arrival, UnevenArrivalsMixedWithStaticCalls) {
     for (std::size_t i = 0; i < b.size(); ++i)
       if (std::abs(b[i] - bf[i]) > 1e-12 * (1 + std::abs(bf[i]))) ++far;
     EXPECT_EQ(far, 0u) << "thread " << t << ": dynamic and static allreduce differ beyond rounding";
+  }
+}
+
+// alltoall in fragments: small blocks of consecutive threads travel together, grouped by how
+// the threads arrive. Each call makes its own arrival order (threads sleep in a rotated or
+// reversed order, differently per process), with the fragment minimum at one byte (every block
+// alone, receives posted ahead), at 32 bytes (runs of a few blocks) and at 1 MiB (everything
+// waits for the last arrival); uneven thread counts, in place every other call, blocks of 1, 3
+// and 8 doubles, every element checked.
+TEST(Arrival, AlltoallFragmentsInEveryArrivalOrder) {
+  const int threads = 1 + (world_rank() + 1) % 4;  // 2, 3, 4, 1 threads
+  for (const char* minimum_kib : {"0.0009765625", "0.03125", "1024"}) {
+    ::setenv("TLC_COST_FRAGMENT_KIB", minimum_kib, 1);
+    std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
+    try {
+      tlc::Team team(MPI_COMM_WORLD, dynamic_options(threads));
+      team.run([&](tlc::Thread& me) {
+        Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+        const int T = me.threads();
+        int call = 0;
+        for (std::size_t per_block : {std::size_t{1}, std::size_t{3}, std::size_t{8}})
+          for (int order = 0; order < 4; ++order, ++call) {
+            // order 0: rotated by the process; 1: reversed; 2: all at once; 3: one thread late.
+            const int t = me.local_index(), p = me.rank() - t;
+            int position = 0;
+            if (order == 0) position = (t + p) % T;
+            if (order == 1) position = T - 1 - t;
+            if (order == 3) position = t == (p + call) % T ? 3 : 0;
+            std::this_thread::sleep_for(std::chrono::microseconds(400 * position));
+            checked_alltoall(me, per_block, call * 0.5, call % 2 == 1, out,
+                             "call " + std::to_string(call));
+          }
+      });
+    } catch (const std::exception& e) {
+      outcomes[0].error = e.what();
+    }
+    ::unsetenv("TLC_COST_FRAGMENT_KIB");
+    expect_clean(outcomes, std::string("fragment minimum ") + minimum_kib + " KiB");
   }
 }
 
