@@ -3,10 +3,11 @@
 // leave before those arrive (a non-root reduce caller may overwrite its send buffer the moment it
 // returns, a bcast root returns at once, a scan caller need not wait for the ranks above), results
 // stay right and bitwise equal to the static algorithm's under uneven arrivals mixed with static
-// calls (alltoall blocks, in place and not, checked element by element), and a
-// call whose threads disagree fails every thread still in it and the calls after it, without a
-// hang. Element-by-element correctness over every shape, root and op is in the collective
-// matrices (collective_harness.hpp forces dynamic like every other algorithm).
+// calls (alltoall blocks, in place and not, checked element by element; also in fragments under
+// forced arrival orders), and a call whose threads disagree fails every thread still in it and
+// the calls after it, without a hang. Element-by-element correctness over every shape, root and
+// op is in the collective matrices (collective_harness.hpp forces dynamic like every other
+// algorithm, and the alltoall's fragments).
 #include <atomic>
 #include <chrono>
 #include <cmath>
