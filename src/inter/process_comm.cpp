@@ -15,10 +15,6 @@
 #include <thread>
 #include <vector>
 
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
-
 #include <tlc/error.hpp>
 
 #include "inter/mpi_check.hpp"
@@ -122,39 +118,12 @@ void polite_allreduce(const void* send, void* recv, int count, MPI_Datatype type
 // fixed sleep. Non-blocking collectives progress only inside MPI_Test, so every step of a
 // multi-step schedule waits for the next test of each process in it: sleeps that grow with the
 // wait made the whole MPICH test suite far slower (docs/mpi.md) and Open MPI's no faster.
-namespace {
-
-// One short sleep of a polite wait. Linux lets a sleep overrun by the thread's timer slack (50 us
-// unless the program changed it), more than the sleep asked for, and that overrun is how late the
-// waiter notices that its message has come. A wait that has slept a few times already is a long
-// one (a late process): its sleeps run with a slack of 1 us, so that it notices the end soon. A
-// short wait (balanced arrivals) keeps the coarse sleeps: waking the waiter more often would take
-// the core from the threads it waits for. The thread's own slack (it may be the application's
-// thread) is put back after each sleep.
-void polite_sleep(bool tight) {
-  constexpr auto nap = std::chrono::microseconds(20);
-#ifdef __linux__
-  constexpr long slack_ns = 1000;
-  const long own = tight ? prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) : 0;
-  const bool tighten = own > slack_ns;
-  if (tighten) prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(slack_ns), 0, 0, 0);
-  std::this_thread::sleep_for(nap);
-  if (tighten) prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(own), 0, 0, 0);
-#else
-  (void)tight;
-  std::this_thread::sleep_for(nap);
-#endif
-}
-
-}  // namespace
-
 void pace_polite_wait(int attempt) {
   if (attempt < 64) return;
-  constexpr int yielding_until = 256, coarse_sleeps = 2;
-  if (attempt < yielding_until)
+  if (attempt < 256)
     std::this_thread::yield();
   else
-    polite_sleep(attempt >= yielding_until + coarse_sleeps);
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
 }
 
 // Completes one request of team construction or of a small agreement between processes without

@@ -7,12 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "inter/process_comm.hpp"
 #include "team/wait_policy.hpp"
-
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 namespace {
 
@@ -88,18 +83,5 @@ TEST(Waiter, TimeoutReportsWhatIsMissing) {
     EXPECT_NE(std::string(e.what()).find("thread 7"), std::string::npos) << e.what();
   }
 }
-
-#ifdef __linux__
-// A polite wait's sleeps run with a tight timer slack (so that the waiter notices its message
-// soon) and leave the thread's own slack as it was: the thread may be the application's.
-TEST(PoliteWait, SleepsLeaveTheThreadsTimerSlackAsItWas) {
-  for (unsigned long own : {77000UL, 500UL}) {
-    ASSERT_EQ(prctl(PR_SET_TIMERSLACK, own, 0, 0, 0), 0);
-    tlc::detail::pace_polite_wait(1000);  // past the spins and yields: a sleep
-    EXPECT_EQ(prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0), static_cast<long>(own));
-  }
-  prctl(PR_SET_TIMERSLACK, 0UL, 0, 0, 0);  // back to the thread's default
-}
-#endif
 
 }  // namespace
