@@ -165,8 +165,9 @@ inline std::vector<Setup> setups_unfiltered(Collective c, Algorithms which) {
     // dynamic (led by arrival) serves one process and several alike, with no lanes.
     if (a.name == "hierarchical" || a.name == "dynamic" || (single && a.single_process))
       all.push_back({a.name, 1, a.name == "two_level"});
-    // The alltoall led by arrival also in fragments: a 1 MiB minimum holds every block of the
-    // sweep back until its run fills or the last thread arrives.
+    // The alltoall led by arrival also in fragments: a 1 MiB minimum holds back every block
+    // below it (every size of the sweep but the largest, which still goes block by block) until
+    // its run fills or the last thread arrives.
     if (!single && a.name == "dynamic" && c == Collective::alltoall)
       all.push_back({a.name, 1, false, 0, "1024"});
     numa_aware = numa_aware || a.name == "two_level";
