@@ -973,7 +973,7 @@ int calibrate(const CalibrateOptions& o) {
     const td::Planner& own = team.impl().planner();
     td::PlanSettings settings = own.settings();
     settings.forced = {};
-    settings.arrival_leaders = false;
+    settings.leaders = td::LeaderPolicy::fixed;
     const int detected = settings.costs.lane_parallelism;
     settings.costs = fitted;
     if (settings.costs.lane_parallelism == 0) settings.costs.lane_parallelism = detected;

@@ -547,7 +547,7 @@ int run_skew(const Options& o, const tlc::Environment& env) {
   MPI_Comm team_comm = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, in_team ? 0 : MPI_UNDEFINED, process, &team_comm);
 
-  std::unique_ptr<tlc::Team> static_team, dynamic_team;
+  std::unique_ptr<tlc::Team> static_team, dynamic_team, default_team;
   std::string error;
   // Team processes, -(fewest threads per process), most threads per process; the processes
   // outside the teams (--everywhere) count for nothing in the maxima.
@@ -556,6 +556,9 @@ int run_skew(const Options& o, const tlc::Environment& env) {
     tlc::TeamOptions base;
     base.threads = o.threads;
     base.pin = o.pin;
+    // The library's defaults (leaders chosen by the plan, or TLC_LEADERS), and static leaders.
+    const tlc::TeamOptions defaults = base;
+    base.leaders = "static";
     tlc::TeamOptions dynamic = base;
     dynamic.fallback = "error";
     bool any = false;
@@ -567,6 +570,7 @@ int run_skew(const Options& o, const tlc::Environment& env) {
     try {
       static_team = std::make_unique<tlc::Team>(team_comm, base);
       if (any) dynamic_team = std::make_unique<tlc::Team>(team_comm, dynamic);
+      default_team = std::make_unique<tlc::Team>(team_comm, defaults);
       shape[0] = static_team->processes();
       shape[1] = -static_team->threads();
       shape[2] = static_team->threads();
@@ -580,6 +584,7 @@ int run_skew(const Options& o, const tlc::Environment& env) {
   auto free_comm = [&] {
     static_team.reset();
     dynamic_team.reset();
+    default_team.reset();
     if (team_comm != MPI_COMM_NULL) MPI_Comm_free(&team_comm);
   };
   if (failed || -shape[1] != shape[2]) {
@@ -627,8 +632,9 @@ int run_skew(const Options& o, const tlc::Environment& env) {
                  "barriers and take the cores the other threads need; set "
                  "OMP_WAIT_POLICY=passive\n";
   sweep.header.description =
-      "tlc with static leaders (the plan's choice) against tlc led by arrival (the dynamic "
-      "algorithm forced), the master-only pattern" +
+      "tlc with static leaders (the plan's choice among them) against tlc led by arrival (the "
+      "dynamic algorithm forced), tlc with its default leaders (TLC_LEADERS, else chosen by the "
+      "plan), the master-only pattern" +
       std::string(o.everywhere ? " and MPI everywhere (one process per rank, the same ranks)"
                                : "") +
       ", under the same delays, on the same data; root 0, sums of doubles (alltoall: the size "
@@ -656,6 +662,9 @@ int run_skew(const Options& o, const tlc::Environment& env) {
                               return make_tlc_case(def, *dynamic_team, false, team_comm);
                             }));
     if (!dynamic) c.back().note = "no algorithm led by arrival for this collective";
+    c.push_back(team_column("default", "tlc with its default leaders (TLC_LEADERS, else auto)",
+                            Role::baseline,
+                            [&] { return make_tlc_case(def, *default_team, false, team_comm); }));
     c.push_back(
         team_column("master",
                     "OpenMP master-only: threads combine in shared arrays, thread 0 calls " +

@@ -355,7 +355,7 @@ int print_prediction(const Settings& settings) {
   td::Config config = td::Config::read(tlc::TeamOptions{});  // TLC_TUNING, TLC_COST_*
   td::PlanSettings s = config.plan;
   s.forced = {};  // what the planner itself chooses
-  s.arrival_leaders = false;
+  s.leaders = td::LeaderPolicy::by_plan;
   if (config.pipeline_chunk_asked) s.pipeline_chunk_bytes = config.pipeline_chunk_asked;
   if (settings.lane_parallelism > 0) s.costs.lane_parallelism = settings.lane_parallelism;
   const td::TeamShape shape{P, T, L, std::min(settings.numa_domains, T), P * T, true};

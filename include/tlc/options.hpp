@@ -77,11 +77,12 @@ struct TeamOptions {
   std::string fallback;
   // Who leads the collectives that have an algorithm led by arrival (bcast, scatter, reduce,
   // allreduce, reduce_scatter_block, scan, exscan, alltoall): "static" (thread 0, or the lane
-  // threads) or "dynamic" (the first to arrive in a process receives a bcast or scatter, the last
+  // threads), "dynamic" (the first to arrive in a process receives a bcast or scatter, the last
   // to arrive combines a reduce, threads that need nothing from later ones leave at once, blocks
-  // move as their owners arrive; docs/imbalance.md).
-  // Dynamic pays when the threads arrive unevenly and costs with even arrivals. A forced algorithm
-  // (algorithms, TLC_ALGO_*) wins. "": TLC_LEADERS, else "static".
+  // move as their owners arrive; docs/imbalance.md), or "auto": the plan leads by arrival across
+  // processes with several threads where that was measured no slower with balanced arrivals
+  // (by collective and size), static elsewhere. A forced algorithm (algorithms, TLC_ALGO_*)
+  // wins. "": TLC_LEADERS, else "auto".
   std::string leaders;
   // Every call across processes first compares, between the processes, what it is (collective,
   // element type, op, root, count per rank) and fails with tlc::Error (mismatch) on every thread

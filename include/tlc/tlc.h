@@ -134,7 +134,7 @@ typedef struct tlc_team_options {
   size_t pipeline_chunk_bytes; /* 0: TLC_PIPELINE_CHUNK, else the default */
   const char* algorithms;  /* forced algorithms, "allreduce=full_lane,bcast=binomial:pipelined" */
   const char* fallback;    /* "plan" or "error"; NULL: TLC_FALLBACK */
-  const char* leaders;     /* "static" or "dynamic"; NULL: TLC_LEADERS */
+  const char* leaders;     /* "auto", "static" or "dynamic"; NULL: TLC_LEADERS, else "auto" */
   int check;               /* 1 compare calls across processes, 0 not, -1: TLC_CHECK */
   int stats;               /* 1 arrival telemetry, 0 not, -1: TLC_STATS */
   const char* tuning_file; /* NULL: TLC_TUNING */

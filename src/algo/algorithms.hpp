@@ -13,7 +13,7 @@
 
 namespace tlc::detail {
 
-void barrier_hierarchical(TeamImpl& team, int me, CallDescriptor d);
+void barrier_across(TeamImpl& team, int me, CallDescriptor d, const Plan& plan);
 void run_flat(TeamImpl& team, int me, CallDescriptor d);  // algo/flat.cpp
 // The inline form of flat for the calls Planner::inline_form() gives it: count elements of at
 // most inline_capacity bytes, folded with `fold` for reductions (algo/flat_inline.cpp).

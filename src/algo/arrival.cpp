@@ -54,9 +54,9 @@
 //
 // Cost next to the static algorithms: one extra copy of n bytes per thread that leaves early or
 // of the root's data, and the combine after the last arrival is done by one or two threads
-// instead of T; in exchange a thread waits only for the data it needs. With balanced arrivals
-// the static algorithms are faster, so the plan uses these only when asked (forced, or
-// TLC_LEADERS=dynamic).
+// instead of T; in exchange a thread waits only for the data it needs. The plan takes them by
+// default across processes where they were measured no slower with balanced arrivals
+// (Planner::led_by_arrival), and wherever they are asked for (forced, or TLC_LEADERS=dynamic).
 //
 // Errors: a thread checks its own arguments before anything moves; whether the threads agree
 // can only be seen by a thread that sees them all (reduce: the last arriver, before combining;

@@ -9,6 +9,8 @@
 //            binomial tree per lane (binomial);
 //   consume: every other thread copies chunk i into its own output; all wait for the last copy
 //            before returning (the others read the holder's output).
+// direct (one thread here; binomial: one thread everywhere): the network step on the caller's
+// buffer, with no pipeline.
 // Cost: network(n) + n/bandwidth of the copies, in chunks (K + 1) max(network(C), copy(C));
 // MPICH's bcast is binomial below 12 KiB, scatter + allgather above ([Thakur] sec. 4.2).
 #include "algo/across.hpp"
@@ -28,6 +30,15 @@ void bcast_across(TeamImpl& team, int me, const CallView& view, const Plan& plan
   const Call& c = view[me].call;
   const std::size_t e = c.type.size;
   const int root_process = team.process_of(c.root);
+  if (plan.form == Form::direct) {
+    const std::size_t bytes = view[me].count * e;
+    if (plan.algorithm == Algorithm::binomial)
+      p2p::binomial_bcast(team.comm(), static_cast<std::byte*>(c.recv), bytes, root_process,
+                          binomial_segment_bytes);
+    else
+      team.comm().bcast(c.recv, bytes, root_process);
+    return;
+  }
   Pipeline pipe(team, me, e, view[me].count, plan);
   std::byte* holder =
       root_process == team.process() ? recv_of(view, c.root - team.first_rank()) : recv_of(view, 0);

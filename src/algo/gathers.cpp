@@ -12,7 +12,7 @@
 //   consume: allgather: every thread copies all N pieces into its output (N n bytes each);
 //            gather: the root copies them.
 // direct (one thread here): the MPI call on the caller's buffers (one thread everywhere:
-// MPI_Allgather).
+// MPI_Allgather, or tlc's ring or Bruck in place in the output).
 // Cost: T n + network + N n bytes copied per thread; ring (P-1) alpha + (P-1)/P N n beta, Bruck
 // ceil(log2 P) alpha + the same bytes ([Thakur] sec. 4.1), per lane N n / L.
 #include "algo/across.hpp"
@@ -49,7 +49,21 @@ void gather_across(TeamImpl& team, int me, const CallView& view, const Plan& pla
       return;
     }
     if (all && plan.one_thread_everywhere) {
-      team.comm().allgather(c.in_place ? nullptr : c.send, c.recv, n * e);
+      if (plan.algorithm == Algorithm::hierarchical) {
+        team.comm().allgather(c.in_place ? nullptr : c.send, c.recv, n * e);
+        return;
+      }
+      // ring, Bruck: in place in the output, this rank's block at its place first.
+      if (!c.in_place) copy_bytes(out + my_rank * n * e, mine, n * e);
+      if (plan.algorithm == Algorithm::bruck) {
+        p2p::bruck_allgather(team.comm(), out, n * e);
+      } else {
+        thread_local std::vector<std::size_t> bytes, displs;
+        bytes.assign(N, n * e);
+        displs.resize(N);
+        for (std::size_t r = 0; r < N; ++r) displs[r] = r * n * e;
+        p2p::ring_allgatherv(team.comm(), out, bytes, displs);
+      }
       return;
     }
     // The caller's output is the rank-packed region of one lane.

@@ -15,7 +15,10 @@
 // Regions: one chunk travels in the team's staging buffer; pipelined chunks travel in a caller's
 // output where the result ends up anyway (the root's for reduce in the root process, thread 0's
 // for allreduce; the other threads copy from it), else in two staging regions used in turn.
-// direct (one thread here): MPI_Allreduce on the caller's buffers.
+// direct (one thread here; the multi-sender algorithms: one thread everywhere): the network
+// step on the caller's buffers, with no staging, no copies and no pipeline: allreduce runs
+// MPI_Allreduce, recursive doubling or Rabenseifner in the output; the binomial reduce runs in
+// the root's output and, elsewhere, in a private accumulator.
 // Cost: n T/bandwidth + network(n) + copies, e.g. allreduce with MPICH's Rabenseifner
 // 2 log P alpha + 2 n beta + n gamma ([Thakur] sec. 4.5 and 5.1), per lane n/L.
 #include "algo/across.hpp"
@@ -24,14 +27,45 @@
 
 namespace tlc::detail {
 
+namespace {
+
+// One thread here: nothing to combine inside the process, the network step runs on the
+// caller's buffers (Planner: allreduce with any algorithm, reduce with the binomial tree).
+void reduction_direct(TeamImpl& team, const CallDescriptor& d, const Plan& plan) {
+  const Call& c = d.call;
+  const std::size_t n = d.count, bytes = n * c.type.size;
+  ProcessComm& comm = team.comm();
+  if (plan.algorithm == Algorithm::hierarchical) {  // allreduce
+    comm.allreduce(c.in_place ? nullptr : c.send, c.recv, n, c);
+    return;
+  }
+  if (c.collective == Collective::reduce) {  // binomial: the root's output is the accumulator
+    const int root_process = team.process_of(c.root);
+    thread_local std::vector<std::byte> accumulator;
+    std::byte* at = static_cast<std::byte*>(c.recv);
+    if (root_process != team.process()) {
+      if (accumulator.size() < bytes) accumulator.resize(bytes);
+      at = accumulator.data();
+    }
+    if (!c.in_place || root_process != team.process()) copy_bytes(at, d.contribution, bytes);
+    p2p::binomial_reduce(comm, at, n, c, root_process, p2p::binomial_reduce_segment_bytes);
+    return;
+  }
+  auto* out = static_cast<std::byte*>(c.recv);
+  if (!c.in_place) copy_bytes(out, c.send, bytes);
+  if (plan.algorithm == Algorithm::rabenseifner)
+    p2p::rabenseifner_allreduce(comm, out, n, c);
+  else
+    p2p::recursive_doubling_allreduce(comm, out, n, c);
+}
+
+}  // namespace
+
 void reduction_across(TeamImpl& team, int me, const CallView& view, const Plan& plan) {
   const Call& c = view[me].call;
   const std::size_t e = c.type.size, n = view[me].count;
   const Collective collective = c.collective;
-  if (plan.form == Form::direct) {  // allreduce: nothing to combine inside the process
-    team.comm().allreduce(c.in_place ? nullptr : c.send, c.recv, n, c);
-    return;
-  }
+  if (plan.form == Form::direct) return reduction_direct(team, view[me], plan);
   const int threads = team.threads();
   Pipeline pipe(team, me, e, n, plan);
   const bool pipelined = pipe.chunks() > 1;

@@ -45,6 +45,12 @@ void ring_allgatherv(ProcessComm& lane, std::byte* buf, std::span<const std::siz
 // Bruck, [Thakur] sec. 4.1.2: ceil(lg P) alpha + (P-1)/P n beta plus a local rotation.
 void bruck_allgather(ProcessComm& lane, std::byte* buf, std::size_t block_bytes);
 
+// ---- barrier (p2p_barrier.cpp) ----
+
+// Returns once every process of the lane has called it. Dissemination, [Thakur] sec. 4:
+// ceil(lg P) alpha.
+void dissemination_barrier(ProcessComm& lane);
+
 // ---- bcast (p2p_bcast.cpp) ----
 
 // bytes bytes of buf at process `root` are copied to buf of every process. Binomial tree
@@ -165,6 +171,7 @@ enum Tag : int {
   tag_rabenseifner_unfold,
   tag_binomial_reduce,
   tag_binomial_reduce_to_root,
+  tag_barrier,
 };
 
 // A per-process array (sizes, displacements) must have one entry per process of the lane. Every

@@ -50,15 +50,19 @@ void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int ro
       break;
     }
   }
-  std::vector<int> children;
+  // Kept per thread so that a small call allocates nothing (each lane thread runs its own
+  // instance; the function never re-enters itself).
+  thread_local std::vector<int> children;
+  thread_local std::vector<MPI_Request> receives, sends;
+  children.clear();
   for (int m = mask >> 1; m > 0; m >>= 1)
     if (relative + m < size) children.push_back(real(relative + m));
   const std::size_t fanout = children.size();
 
   // Slot s % window holds segment s's receive and its sends to every child.
   const std::size_t slots = std::min(window, segments);
-  std::vector<MPI_Request> receives(slots, MPI_REQUEST_NULL);
-  std::vector<MPI_Request> sends(slots * fanout, MPI_REQUEST_NULL);
+  receives.assign(slots, MPI_REQUEST_NULL);
+  sends.assign(slots * fanout, MPI_REQUEST_NULL);
   auto post_receive = [&](std::size_t s) {
     util::irecv(lane, buf + s * segment, segment_size(s), parent, util::tag_bcast,
                 receives[s % window]);

@@ -282,7 +282,8 @@ void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const
   auto segment_at = [&](std::size_t s) { return buf + s * per_segment * element; };
   for (int mask = 1; mask < size; mask <<= 1) {
     if (rank & mask) {
-      std::vector<MPI_Request> requests(segments);
+      thread_local std::vector<MPI_Request> requests;  // a small call allocates nothing
+      requests.assign(segments, MPI_REQUEST_NULL);
       for (std::size_t s = 0; s < segments; ++s)
         util::isend(lane, segment_at(s), segment_count(s) * element, rank - mask,
                     util::tag_binomial_reduce, requests[s]);

@@ -179,17 +179,13 @@ std::optional<double> predict(Algorithm algorithm, const CostQuery& q, const Cos
   const auto b = static_cast<std::size_t>(mpi_base(q.collective));
   auto mpi_cost = [&](double bytes) {
     const Terms t = mpi_collective(mpi, q.collective, bytes);
-    return c.mpi_alpha[b] * t.start + c.mpi_beta[b] * t.bytes;
+    return c.mpi_start + c.mpi_alpha[b] * t.start + c.mpi_beta[b] * t.bytes;
   };
   // Lane steps end with a full rendezvous of a process's threads (none to wait for with one).
   const double lane_overhead =
       c.rendezvous * log2_ceil(static_cast<int>(std::lround(static_cast<double>(q.ranks) / P)));
-  // tlc's point-to-point loops post every message through the lane lock and wait politely:
-  // about one message start more per lane than the same schedule inside MPI, which also makes
-  // an MPI collective win a tie against the same algorithm run by tlc.
-  const double p2p_overhead = rounds * c.alpha;
   const double part = size / L;
-  auto p2p = [&](Terms t) { return rounds * t.total() + lane_overhead + p2p_overhead; };
+  auto p2p = [&](Terms t) { return rounds * t.total() + lane_overhead; };
   switch (algorithm) {
     case Algorithm::hierarchical:
       return mpi_cost(size);
@@ -216,6 +212,8 @@ std::optional<double> predict(Algorithm algorithm, const CostQuery& q, const Cos
     case Algorithm::rabenseifner:
       if (!q.commutative) return std::nullopt;
       return p2p(mpi.rabenseifner_allreduce(part));
+    case Algorithm::dissemination:
+      return log2_ceil(P) * c.alpha;
     default:
       return std::nullopt;  // single-process algorithms are not priced here
   }

@@ -52,6 +52,11 @@ struct CostParameters {
   double cache_bandwidth = 20e9;
   double cache_bytes = 32.0 * 1024 * 1024;
   double call_overhead = 0.2e-6;  // seconds of tlc's own work per call (call_us)
+  // What one of MPI's own collectives costs on top of its algorithm's messages as tlc runs it:
+  // its non-blocking form completed by polling (every wait must be able to end when another
+  // process fails), whose schedule MPICH builds and advances per call (mpi_start_us). tlc's
+  // point-to-point algorithms post their messages directly and pay none of it.
+  double mpi_start = 0.3e-6;
   // The smallest message the alltoall led by arrival sends while threads of its process are
   // still to arrive (fragment_kib): blocks below it wait for their neighbours' and travel
   // together. 0: off, every block travels alone as soon as its thread arrives (what measured

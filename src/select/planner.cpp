@@ -61,7 +61,7 @@ Planner::Planner(const TeamShape& shape, const PlanSettings& settings)
     cheapest_.assign(collective_count * 2 * bands, Algorithm::hierarchical);
     for (std::size_t c = 0; c < collective_count; ++c) {
       const auto collective = static_cast<Collective>(c);
-      if (traits_of(collective).v_variant || collective == Collective::barrier) continue;
+      if (traits_of(collective).v_variant) continue;
       for (int commutative = 0; commutative < 2; ++commutative) {
         // Nothing to price where one algorithm alone can serve (often so with one thread).
         int serving = 0;
@@ -104,7 +104,7 @@ Planner::Planner(const TeamShape& shape, const PlanSettings& settings)
       const auto collective = static_cast<Collective>(c);
       if (!traits_of(collective).inline_capable) continue;
       const std::optional<Override>& o = settings_.forced[c];
-      const bool by_arrival = !o && settings_.arrival_leaders &&
+      const bool by_arrival = !o && settings_.leaders == LeaderPolicy::by_arrival &&
                               find_algorithm(collective, Algorithm::dynamic) != nullptr;
       const bool inline_ok = (!o && !by_arrival) || collective == Collective::barrier ||
                              (o->algorithm == Algorithm::flat &&
@@ -123,7 +123,7 @@ int choice_fingerprint(const PlanSettings& settings) noexcept {
     mix(o ? 1u + static_cast<unsigned>(o->algorithm) : 0u);
     mix(o && o->form ? 1u + static_cast<unsigned>(*o->form) : 0u);
   }
-  mix(settings.arrival_leaders ? 1 : 0);
+  mix(static_cast<unsigned>(settings.leaders));
   mix(settings.fallback_error ? 1 : 0);
   return static_cast<int>((h ^ (h >> 32)) & 0x3fffffffu);
 }
@@ -194,7 +194,54 @@ bool Planner::can_serve(const PlanQuery& q, Algorithm a, const char*& why) const
 // has one thread.
 bool Planner::chosen_by_cost(Collective c, Algorithm a) const noexcept {
   return a != Algorithm::dynamic ||
-         (measured_shape_ && !settings_.measured.points(c, a, *measured_shape_).empty());
+         (settings_.leaders == LeaderPolicy::by_plan && measured_shape_ &&
+          !settings_.measured.points(c, a, *measured_shape_).empty());
+}
+
+namespace {
+
+// Where leaders by arrival are no slower than static ones with balanced arrivals, across
+// processes with several threads: bytes of one rank's block from `from` up to, not including,
+// `below`. Measured on the development machine (docs/imbalance.md, "Leaders by default"); a
+// tuning file with measured times of `dynamic` at the team's shape replaces this table (the
+// cost table then chooses).
+struct ArrivalRange {
+  Collective collective;
+  std::size_t from, below;
+};
+constexpr std::size_t KiB = 1024, MiB = 1024 * KiB;
+constexpr ArrivalRange arrival_pays[] = {
+    {Collective::bcast, 1, 8 * MiB},
+    {Collective::scatter, 1, 8 * MiB},
+    {Collective::reduce, 1, 8 * MiB},
+    {Collective::allreduce, 1 * KiB, 8 * MiB},
+    {Collective::reduce_scatter_block, 1, 8 * MiB},
+    {Collective::alltoall, 1, 64 * MiB},
+    {Collective::scan, 1, 8 * MiB},
+    {Collective::exscan, 1, 8 * MiB},
+};
+
+}  // namespace
+
+bool Planner::led_by_arrival(const PlanQuery& q) const {
+  if (!find_algorithm(q.collective, Algorithm::dynamic)) return false;
+  switch (settings_.leaders) {
+    case LeaderPolicy::by_arrival:
+      return true;
+    case LeaderPolicy::fixed:
+      return false;
+    case LeaderPolicy::by_plan:
+      break;
+  }
+  // One process: the static algorithms on shared buffers are hard to beat. One thread in every
+  // process: nobody to lead but the one thread, and the direct forms move nothing inside it.
+  if (shape_.processes == 1 || shape_.most_threads == 1) return false;
+  // Measured at this shape: the cost table, which then holds dynamic too, decides.
+  if (chosen_by_cost(q.collective, Algorithm::dynamic)) return false;
+  const std::size_t bytes = q.count * q.element_size;
+  for (const ArrivalRange& r : arrival_pays)
+    if (r.collective == q.collective) return bytes >= r.from && bytes < r.below;
+  return false;
 }
 
 std::optional<double> Planner::shared_cost(const PlanQuery& q, Algorithm a) const {
@@ -310,10 +357,14 @@ bool Planner::pipelines_by_default(const PlanQuery& q, Algorithm a) const {
 
 // The one-thread composition on the callers' buffers: a hierarchical collective that has one,
 // in a process of one thread (forced: in every process, so that no process is left without it).
-static bool direct_serves(const PlanQuery& q, const TeamShape& s, bool forced) {
+// The multi-sender algorithms that have one run it with one thread everywhere only (their
+// messages assume every rank block is one process's).
+static bool direct_serves(const PlanQuery& q, const TeamShape& s, Algorithm a, bool forced) {
   const bool everywhere = s.equal_processes && s.threads == 1;
   if (s.threads != 1 || (forced && !everywhere)) return false;
+  if (a != Algorithm::hierarchical) return everywhere && multi_sender_direct(q.collective, a);
   switch (q.collective) {
+    case Collective::bcast:
     case Collective::allreduce:
     case Collective::allgather:
     case Collective::gather:
@@ -376,8 +427,7 @@ std::optional<Plan> Planner::in_form(const PlanQuery& q, Algorithm a, std::optio
       p.form = Form::pipelined;
       p.chunk_bytes = settings_.pipeline_chunk_bytes;
     } else {
-      p.form = a == Algorithm::hierarchical && direct_serves(q, shape_, false) ? Form::direct
-                                                                               : Form::staged;
+      p.form = direct_serves(q, shape_, a, false) ? Form::direct : Form::staged;
     }
     return p;
   }
@@ -387,10 +437,10 @@ std::optional<Plan> Planner::in_form(const PlanQuery& q, Algorithm a, std::optio
       p.chunk_bytes = settings_.pipeline_chunk_bytes;
       return p;
     case Form::direct:
-      if (!direct_serves(q, shape_, true)) {
+      if (!direct_serves(q, shape_, a, true)) {
         why =
             "the direct form needs one thread in every process (and, for alltoall, a call "
-            "that is not in place)";
+            "that is not in place; for a multi-sender algorithm, one that has it)";
         return std::nullopt;
       }
       p.form = Form::direct;
@@ -405,8 +455,7 @@ Plan Planner::automatic(const PlanQuery& q) const {
   const Collective c = q.collective;
   const CollectiveTraits& t = traits_of(c);
   const char* unused = nullptr;
-  if (settings_.arrival_leaders && find_algorithm(c, Algorithm::dynamic))
-    return *in_form(q, Algorithm::dynamic, std::nullopt, unused);
+  if (led_by_arrival(q)) return *in_form(q, Algorithm::dynamic, std::nullopt, unused);
   if (shape_.processes == 1) {
     const std::size_t bytes =
         q.count * q.element_size *
@@ -424,7 +473,7 @@ Plan Planner::automatic(const PlanQuery& q) const {
   // v-variants, whose sizes differ per rank, always take hierarchical so that no process can
   // decide differently.
   Algorithm a = Algorithm::hierarchical;
-  if (!t.v_variant && c != Collective::barrier) {
+  if (!t.v_variant) {
     const std::size_t bytes =
         q.count * q.element_size *
         (t.buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1);

@@ -59,14 +59,21 @@ struct TeamShape {
   int most_threads = 1;  // threads of the process with the most
 };
 
+// TLC_LEADERS / TeamOptions::leaders: "auto", "static", "dynamic".
+enum class LeaderPolicy : std::uint8_t {
+  by_plan,     // led by arrival where that is no slower with balanced arrivals (Planner)
+  fixed,       // static leaders: thread 0, or the lane threads
+  by_arrival,  // led by arrival wherever the collective has such an algorithm
+};
+
 // What the planner is told once per team (read by the team's configuration).
 struct PlanSettings {
   std::array<std::optional<Override>, collective_count> forced{};
   bool fallback_error = false;  // TLC_FALLBACK=error: a forced choice that cannot serve throws
   bool verbose = false;         // TLC_VERBOSE=1: say once per collective when a force falls back
-  // TLC_LEADERS=dynamic: the application's threads arrive unevenly, so collectives that have an
-  // algorithm led by arrival (registry: "dynamic") take it unless one is forced.
-  bool arrival_leaders = false;
+  // Who leads the collectives that have an algorithm led by arrival (registry: "dynamic") when
+  // none is forced (TLC_LEADERS): the plan's choice, always static, always by arrival.
+  LeaderPolicy leaders = LeaderPolicy::by_plan;
   CostParameters costs{};
   // Times measured on this machine (the tuning file's `measured` lines): where the team has a
   // measured shape, the model's prices are scaled to them (select/measured.hpp).
@@ -161,6 +168,9 @@ class Planner {
   std::optional<Plan> in_form(const PlanQuery& q, Algorithm a, std::optional<Form> f,
                               const char*& why) const;
   bool pipelines_by_default(const PlanQuery& q, Algorithm a) const;
+  // Whether the automatic plan of q is led by arrival (the leader policy and, for "auto", where
+  // that pays with balanced arrivals).
+  bool led_by_arrival(const PlanQuery& q) const;
   bool can_serve(const PlanQuery& q, Algorithm a, const char*& why) const;
   Algorithm cheapest(Collective c, std::size_t bytes, bool commutative) const;
   // Whether the cost table may choose a: every algorithm but the one led by arrival, which is

@@ -72,13 +72,15 @@ constexpr std::uint8_t forms_of(Collective c, Algorithm a) {
       // Collectives whose one-thread composition can run on the callers' buffers.
       const bool direct = c == Collective::allreduce || c == Collective::allgather ||
                           c == Collective::gather || c == Collective::scatter ||
-                          c == Collective::alltoall || c == Collective::reduce_scatter_block;
+                          c == Collective::alltoall || c == Collective::reduce_scatter_block ||
+                          c == Collective::bcast;
       return bit(Form::staged) | (direct ? bit(Form::direct) : 0) | pipelined;
     }
     case Algorithm::full_lane:
       return bit(Form::staged) | pipelined;
     default:
-      return bit(Form::staged);
+      // Multi-sender algorithms that run on the callers' buffers with one thread everywhere.
+      return bit(Form::staged) | (multi_sender_direct(c, a) ? bit(Form::direct) : 0);
   }
 }
 
@@ -101,6 +103,9 @@ constexpr AlgorithmInfo registry[] = {
           "rendezvous of the process's threads; thread 0 runs MPI_Barrier between processes"),
     entry(Collective::barrier, "flat", Algorithm::flat, true,
           "single process: the begin step (one cache line per thread) is the whole barrier"),
+    entry(Collective::barrier, "dissemination", Algorithm::dissemination, false,
+          "rendezvous of the process's threads; thread 0 runs tlc's dissemination barrier "
+          "(one-byte messages, ceil(log2 P) rounds) between processes"),
     TLC_DATA_COLLECTIVE(bcast),
     entry(Collective::bcast, "dynamic", Algorithm::dynamic, false, dynamic_bcast_summary),
     TLC_DATA_COLLECTIVE(reduce),

@@ -31,13 +31,30 @@ enum class Algorithm : std::uint8_t {
   isend,               // alltoall(v)
   recursive_doubling,  // allreduce
   rabenseifner,        // allreduce (reduce-scatter + allgather)
+  dissemination,       // barrier (on the process communicator: it moves no data to split)
 };
 
 // Whether the algorithm is one of tlc's point-to-point (multi-sender) algorithms.
 constexpr bool is_multi_sender(Algorithm a) noexcept { return a >= Algorithm::ring; }
 // Whether the network step runs on the lane communicators (else thread 0 on the process one).
 constexpr bool uses_lanes(Algorithm a) noexcept {
-  return a == Algorithm::full_lane || is_multi_sender(a);
+  return a == Algorithm::full_lane || (is_multi_sender(a) && a != Algorithm::dissemination);
+}
+
+// Whether multi-sender algorithm a of collective c has a direct form: with one thread in every
+// process it runs on the caller's buffers (algo/reductions.cpp, bcast.cpp, gathers.cpp).
+constexpr bool multi_sender_direct(Collective c, Algorithm a) noexcept {
+  switch (c) {
+    case Collective::allreduce:
+      return a == Algorithm::recursive_doubling || a == Algorithm::rabenseifner;
+    case Collective::reduce:
+    case Collective::bcast:
+      return a == Algorithm::binomial;
+    case Collective::allgather:
+      return a == Algorithm::ring || a == Algorithm::bruck;
+    default:
+      return false;
+  }
 }
 
 // Whether the algorithm combines in an order other than rank order for this collective, so it
@@ -54,7 +71,7 @@ enum class Form : std::uint8_t {
   sliced,       // sliced: publish and slice
   two_level,    // two_level: per NUMA domain, then across
   staged,       // across processes: through the team's staging buffer, one network step
-  direct,       // across processes, one thread here: the MPI call on the caller's buffers
+  direct,       // across processes, one thread here: the network step on the caller's buffers
   pipelined,    // across processes: in chunks, intra-process phases overlapping the network
 };
 inline constexpr int form_count = static_cast<int>(Form::pipelined) + 1;

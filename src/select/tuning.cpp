@@ -73,6 +73,10 @@ constexpr CostKey keys[] = {
      false, mib, TLC_FIELD(cache_bytes)},
     {"call_us", "software cost of one collective call of tlc on top of its phases, microseconds",
      false, us, TLC_FIELD(call_overhead)},
+    {"mpi_start_us",
+     "start-up of one of MPI's collectives as tlc runs it (its non-blocking form, polled) on top "
+     "of its algorithm's messages, microseconds",
+     false, us, TLC_FIELD(mpi_start)},
     {"fragment_kib",
      "smallest message the alltoall led by arrival sends while threads of its process are still "
      "to arrive (smaller blocks wait to travel together), KiB",

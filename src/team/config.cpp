@@ -101,6 +101,23 @@ bool either(const std::string& option, const char* option_name, const char* vari
               "tlc: " + origin + "='" + value + "' (expected '" + first + "' or '" + second + "')");
 }
 
+// TeamOptions::leaders, else TLC_LEADERS, else "auto".
+LeaderPolicy leader_policy(const std::string& option) {
+  std::string origin = "TeamOptions::leaders";
+  std::string value = option;
+  if (value.empty()) {
+    const char* text = variable("TLC_LEADERS");
+    if (!text) return LeaderPolicy::by_plan;
+    value = text;
+    origin = "TLC_LEADERS";
+  }
+  if (value == "auto") return LeaderPolicy::by_plan;
+  if (value == "static") return LeaderPolicy::fixed;
+  if (value == "dynamic") return LeaderPolicy::by_arrival;
+  throw Error(Errc::invalid_argument,
+              "tlc: " + origin + "='" + value + "' (expected 'auto', 'static' or 'dynamic')");
+}
+
 // The built-in defaults, then the tuning file (the option, else TLC_TUNING), then single
 // TLC_COST_<KEY> variables over both. The file's measured times go to *measured.
 CostParameters cost_parameters(const TeamOptions& o, MeasuredTimes* measured) {
@@ -154,8 +171,7 @@ Config Config::read(const TeamOptions& o) {
   c.plan.fallback_error =
       either(o.fallback, "TeamOptions::fallback", "TLC_FALLBACK", "plan", "error");
   c.plan.verbose = env_switch("TLC_VERBOSE").value_or(false);
-  c.plan.arrival_leaders =
-      either(o.leaders, "TeamOptions::leaders", "TLC_LEADERS", "static", "dynamic");
+  c.plan.leaders = leader_policy(o.leaders);
   c.plan.costs = cost_parameters(o, &c.plan.measured);
   return c;
 }

@@ -51,7 +51,23 @@ void TeamImpl::begin_step(ThreadSlot& s, std::uint64_t k) {
   s.begun[k & 1].call.store(k, std::memory_order_release);
   waiter_.notify();
   wait_all_begun(k);
-  check_fingerprints(static_cast<int>(k & 1));
+  const int parity = static_cast<int>(k & 1);
+  for (int i = 0; i < threads_; ++i)
+    if (fingerprint(i, parity).led_by_arrival) {
+      // Threads that disagree about the call took different plans: the other one runs the
+      // protocol led by arrival and will not wait for this verdict. Abort so it does not hang.
+      std::string why;
+      Errc code = Errc::mismatch;
+      try {
+        check_fingerprints(parity);  // throws: this thread's fingerprint differs from thread i's
+      } catch (const Error& e) {
+        why = e.what();
+        code = e.code();
+      }
+      abort(why);
+      throw Error(code, why);
+    }
+  check_fingerprints(parity);
 }
 
 void TeamImpl::wait_all_begun(std::uint64_t k) {
@@ -120,6 +136,7 @@ int TeamImpl::begin_arrival_call(int me, CallDescriptor d) {
   // Both were last read in call k-2 or earlier, which is complete: a call led by arrival waits
   // for the previous one, and a static call's readers finish before its next call begins.
   s.begun[parity].fingerprint = fingerprint_of(d.call, d.count, !d.invalid.empty());
+  s.begun[parity].fingerprint.led_by_arrival = 1;
   s.published[parity] = std::move(d);
   s.begun[parity].call.store(k, std::memory_order_release);
   return parity;
@@ -158,8 +175,12 @@ std::string difference(const std::string& ref_who, const CallFingerprint& a,
   } else if (f.op != a.op) {
     what << ref_who << " passed op " << to_string(static_cast<BuiltinOp>(a.op)) << " but " << t_who
          << " passed a different op (" << to_string(static_cast<BuiltinOp>(f.op)) << ")";
-  } else {
+  } else if (f.root != a.root) {
     what << ref_who << " passed root " << a.root << " but " << t_who << " passed root " << f.root;
+  } else {
+    const bool ref_led = a.led_by_arrival != 0;
+    what << (ref_led ? ref_who : t_who) << " leads the call by arrival and "
+         << (ref_led ? t_who : ref_who) << " does not";
   }
   return what.str();
 }

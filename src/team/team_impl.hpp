@@ -89,7 +89,13 @@ struct CallFingerprint {
   std::uint8_t invalid = 0;     // this thread's own arguments are wrong (its descriptor says why)
   std::int32_t root = -1;
   std::uint32_t type_size = 0;
-  std::uint32_t type_alignment = 0;
+  std::uint16_t type_alignment = 0;
+  // Begun by the protocol of the calls led by arrival (algo/arrival.cpp): a thread whose plan is
+  // static and that meets it in a call (the threads disagree about the call, and the plan
+  // depends on what they disagree about) aborts the team, since the other thread does not wait
+  // for its verdict.
+  std::uint8_t led_by_arrival = 0;
+  std::uint8_t unused = 0;
   std::uint64_t count = 0;  // elements per rank block, as CallDescriptor::count
   friend bool operator==(const CallFingerprint&, const CallFingerprint&) = default;
 };
@@ -110,7 +116,7 @@ inline CallFingerprint fingerprint_of(const Call& c, std::size_t count, bool inv
   f.invalid = invalid ? 1 : 0;
   f.root = c.root;
   f.type_size = c.type.size;
-  f.type_alignment = c.type.alignment;
+  f.type_alignment = static_cast<std::uint16_t>(c.type.alignment);
   f.count = count;
   return f;
 }

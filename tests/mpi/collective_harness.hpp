@@ -150,6 +150,12 @@ inline std::vector<Setup> setups_unfiltered(Collective c, Algorithms which) {
       if (a.collective != c || a.single_process || a.name == "hierarchical" || a.name == "dynamic")
         continue;
       for (int lanes = 1; lanes <= 4; ++lanes) all.push_back({a.name, lanes, false});
+      // Multi-sender algorithms with a direct form take it with one thread everywhere (their
+      // default there) and run staged elsewhere: each form forced once too.
+      if (has_form(c, a.name, "direct")) {
+        all.push_back({a.name + ":staged", 2, false});
+        all.push_back({a.name + ":direct", 1, false});
+      }
       if (a.name != "full_lane") continue;
       all.push_back({"full_lane:staged", 4, false});  // also at the sizes that would pipeline
       if (!has_form(c, a.name, "pipelined")) continue;

@@ -48,6 +48,13 @@
 //                  waits inside MPI). Then both call an allreduce: process 1 first waits to hear
 //                  how the failed bcast ended on process 0, which, once it waits for process 1,
 //                  hears of the failure and says the team is gone. Nobody may return data.
+//   threads-disagree-plans   2 threads each, no time-out, the default leaders. Process 1's
+//                  thread 1 passes 8 bytes to an allreduce the others pass 8 KiB to: the plan
+//                  leads the large call by arrival and the small one not, so the threads run
+//                  different protocols. The static one meets the others in the begin step,
+//                  aborts the team and throws; every thread of both processes gets an error.
+// The other scenarios keep static leaders (their subject is the static plans) unless they force
+// an algorithm led by arrival.
 // Every thread prints what it caught: "process P thread T: <what>".
 #include <unistd.h>
 
@@ -76,6 +83,7 @@ int run(const std::string& scenario) {
   tlc::TeamOptions o;
   o.threads = scenario == "peer-absent" || scenario == "root-went-ahead" ? 1 : 2;
   o.pin = false;
+  if (scenario != "threads-disagree-plans") o.leaders = "static";
   if (scenario == "local-throw") o.algorithms[tlc::Collective::reduce] = "dynamic";
   if (scenario == "peer-bad-argument-dynamic") o.algorithms[tlc::Collective::alltoall] = "dynamic";
   if (scenario == "peer-disagrees-fragments") {
@@ -89,7 +97,10 @@ int run(const std::string& scenario) {
       std::vector<double> send(8192, 1.0), recv(send.size());
       try {
         const bool odd_one = me.process() == 1 && me.local_index() == 1;
-        if (scenario == "peer-bad-argument") {
+        if (scenario == "threads-disagree-plans") {
+          const std::size_t n = odd_one ? 1 : 1024;
+          me.allreduce(std::span<const double>(send.data(), n), std::span<double>(recv.data(), n));
+        } else if (scenario == "peer-bad-argument") {
           me.allreduce(std::span<const double>(send),
                        std::span<double>(recv.data(), odd_one ? recv.size() - 1 : recv.size()));
         } else if (scenario == "peer-disagrees") {
@@ -184,7 +195,7 @@ int main(int argc, char** argv) {
         stderr,
         "usage: %s peer-throws|peer-absent|local-throw|peer-exits|peer-killed|peer-stopped|"
         "peer-bad-argument|peer-disagrees|peer-bad-argument-dynamic|peer-disagrees-fragments|"
-        "lower-bad-argument-scan|"
+        "lower-bad-argument-scan|threads-disagree-plans|"
         "peer-throws-untimed|"
         "root-went-ahead\n",
         argv[0]);

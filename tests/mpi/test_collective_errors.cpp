@@ -32,7 +32,7 @@ struct Seen {
 // (a: the rank's data, b: a sentinel); they must be unchanged afterwards.
 template <class Body>
 std::vector<Seen> probe(Body body) {
-  tlc::Team team(MPI_COMM_WORLD, test_options(team_threads));
+  tlc::Team team(MPI_COMM_WORLD, static_options(team_threads));
   std::vector<Seen> seen(static_cast<std::size_t>(team.threads()));
   team.run([&](tlc::Thread& me) {
     Seen& s = seen[static_cast<std::size_t>(me.local_index())];

@@ -45,8 +45,9 @@ TEST_F(CollectiveTest, barrier) {
   MPI_Win_allocate(static_cast<MPI_Aint>(P * sizeof(int)), sizeof(int), MPI_INFO_NULL,
                    MPI_COMM_WORLD, &marks, &win);
   for (const TeamShape& shape : team_shapes(Algorithms::core)) {
-    std::vector<Configured> teams = make_teams(
-        Collective::barrier, setups(Collective::barrier, Algorithms::core), shape.threads);
+    std::vector<tlc_test::Setup> chosen = setups(Collective::barrier, Algorithms::core);
+    if (P > 1 && algorithm_wanted("dissemination")) chosen.push_back({"dissemination", 1, false});
+    std::vector<Configured> teams = make_teams(Collective::barrier, chosen, shape.threads);
     for (Configured& c : teams) {
       MPI_Win_lock(MPI_LOCK_EXCLUSIVE, p, 0, win);
       for (int q = 0; q < P; ++q) marks[q] = 0;

@@ -58,6 +58,16 @@ inline tlc::TeamOptions test_options(int threads) {
   return o;
 }
 
+// The same with static leaders: what the tests of the static plans' error guarantees need (every
+// thread of every process gets the same error and the team stays usable). A call led by arrival
+// cannot give those: threads that left early are not told, and a failed call aborts the team
+// (docs/reliability.md).
+inline tlc::TeamOptions static_options(int threads) {
+  tlc::TeamOptions o = test_options(threads);
+  o.leaders = "static";
+  return o;
+}
+
 // Global rank of thread `local` of process `p` for a shape (process-major).
 inline int global_rank(const Shape& shape, int p, int local) {
   int r = 0;

@@ -27,7 +27,7 @@ struct ErrorProbe {
 
 template <class Body>
 ErrorProbe probe(int threads, Body body) {
-  tlc::Team team(MPI_COMM_WORLD, test_options(threads));
+  tlc::Team team(MPI_COMM_WORLD, static_options(threads));
   ErrorProbe result;
   result.codes.assign(static_cast<std::size_t>(threads), -1);
   result.texts.resize(static_cast<std::size_t>(threads));

@@ -14,7 +14,9 @@ using namespace tlc::detail;
 using tlc::Collective;
 
 TeamShape across(int processes, int threads, int lanes = 1, bool equal = true) {
-  return {processes, threads, lanes, 1, processes * threads, equal};
+  TeamShape s{processes, threads, lanes, 1, processes * threads, equal};
+  s.most_threads = equal ? threads : threads + 1;
+  return s;
 }
 
 PlanQuery call(Collective c, std::size_t count, std::size_t e = 8, bool commutative = true) {
@@ -63,7 +65,7 @@ TEST(Planner, InlineFormNeedsABeginLineAndALineKernel) {
 }
 
 TEST(Planner, DirectFormForOneThreadHierarchical) {
-  const Planner everywhere(across(2, 1), PlanSettings{});
+  const Planner everywhere(across(2, 1), forcing(Collective::allgather, "hierarchical"));
   const Plan p = everywhere.plan(call(Collective::allgather, 100));
   EXPECT_EQ(p.algorithm, Algorithm::hierarchical);
   EXPECT_EQ(p.form, Form::direct);
@@ -75,15 +77,46 @@ TEST(Planner, DirectFormForOneThreadHierarchical) {
   EXPECT_EQ(everywhere.plan(in_place).form, Form::staged);
   // One thread here, two elsewhere: direct by default, but not reduce_scatter_block, whose
   // direct form is MPI's non-v collective.
-  const Planner uneven(across(2, 1, 1, false), PlanSettings{});
+  const Planner uneven(across(2, 1, 1, false), forcing(Collective::allgather, "hierarchical"));
   EXPECT_EQ(uneven.plan(call(Collective::allgather, 100)).form, Form::direct);
   EXPECT_FALSE(uneven.plan(call(Collective::allgather, 100)).one_thread_everywhere);
   EXPECT_EQ(uneven.plan(call(Collective::reduce_scatter_block, 100)).form, Form::staged);
 }
 
+// tlc's point-to-point algorithms run on the callers' buffers too, with one thread everywhere
+// only; that is what the plan takes for small calls (MPI's collectives, run non-blocking and
+// polled, start up slower: CostParameters::mpi_start).
+TEST(Planner, DirectFormForOneThreadMultiSender) {
+  const Planner everywhere(across(2, 1), PlanSettings{});
+  for (const Collective c : {Collective::barrier, Collective::bcast, Collective::reduce,
+                             Collective::allreduce, Collective::allgather}) {
+    const Plan p = everywhere.plan(call(c, 1));
+    EXPECT_TRUE(is_multi_sender(p.algorithm)) << tlc::to_string(c);
+    EXPECT_EQ(p.form, c == Collective::barrier ? Form::staged : Form::direct) << tlc::to_string(c);
+  }
+  for (const char* forced : {"recursive_doubling:direct", "rabenseifner:direct"}) {
+    const Plan p = Planner(across(2, 1), forcing(Collective::allreduce, forced))
+                       .plan(call(Collective::allreduce, 100));
+    EXPECT_EQ(p.form, Form::direct) << forced;
+    EXPECT_FALSE(p.fell_back) << forced;
+  }
+  // Two threads somewhere: the multi-sender algorithms run staged, and their direct form
+  // falls back.
+  const Plan uneven = Planner(across(2, 1, 1, false), forcing(Collective::allgather, "ring"))
+                          .plan(call(Collective::allgather, 100));
+  EXPECT_EQ(uneven.algorithm, Algorithm::ring);
+  EXPECT_EQ(uneven.form, Form::staged);
+  EXPECT_TRUE(Planner(across(2, 1, 1, false), forcing(Collective::allgather, "ring:direct"))
+                  .plan(call(Collective::allgather, 100))
+                  .fell_back);
+  // Algorithms without one do not list it: naming it is an error.
+  EXPECT_THROW(forcing(Collective::alltoall, "pairwise:direct"), tlc::Error);
+}
+
 TEST(Planner, PipelinesFromTwoChunks) {
   PlanSettings s;
   s.pipeline_chunk_bytes = 1 << 20;
+  s.leaders = LeaderPolicy::fixed;  // the static algorithms pipeline
   const Planner p(across(2, 2), s);
   EXPECT_EQ(p.plan(call(Collective::allreduce, (1 << 18) - 1)).form, Form::staged);  // < 2 MiB
   const Plan big = p.plan(call(Collective::allreduce, 1 << 18));                     // 2 MiB
@@ -158,8 +191,11 @@ TEST(Planner, OverridesNameKnownAlgorithmsAndForms) {
 }
 
 TEST(Planner, CostTableMatchesTheModelAtBandStarts) {
-  // The table answers the cost model's cheapest algorithm for the band's first size.
-  const Planner p(across(4, 2, 2), PlanSettings{});
+  // The table answers the cost model's cheapest algorithm for the band's first size (static
+  // leaders: the default leads some sizes by arrival, which the table does not price).
+  PlanSettings fixed;
+  fixed.leaders = LeaderPolicy::fixed;
+  const Planner p(across(4, 2, 2), fixed);
   for (std::size_t bytes : {std::size_t{8}, std::size_t{4096}, std::size_t{1} << 20}) {
     const auto all = p.predictions(call(Collective::allreduce, bytes / 8));
     ASSERT_FALSE(all.empty());
@@ -196,11 +232,39 @@ TEST(PlanCache, AnswersWhatThePlannerAnswers) {
 
 namespace {
 
+// By default (TLC_LEADERS unset, or auto) the plan leads by arrival across processes with several
+// threads, where that is no slower with balanced arrivals, and never inside one process or with
+// one thread everywhere; "static" never does.
+TEST(Planner, LeadersChosenByThePlanByDefault) {
+  const Planner team(across(2, 2), PlanSettings{});
+  EXPECT_EQ(team.plan(call(Collective::reduce, 8)).leader, Leader::arrival);
+  EXPECT_EQ(team.plan(call(Collective::bcast, 8 << 10)).leader, Leader::arrival);
+  EXPECT_EQ(team.plan(call(Collective::alltoall, 1 << 10)).leader, Leader::arrival);
+  EXPECT_EQ(team.plan(call(Collective::allreduce, 4 << 10)).leader, Leader::arrival);
+  EXPECT_NE(team.plan(call(Collective::allreduce, 1)).leader, Leader::arrival);  // 8 bytes
+  EXPECT_NE(team.plan(call(Collective::allgather, 1)).leader, Leader::arrival);  // none
+  // Uneven teams too: one process of two threads is enough.
+  EXPECT_EQ(
+      Planner(across(2, 1, 1, false), PlanSettings{}).plan(call(Collective::reduce, 8)).leader,
+      Leader::arrival);
+  for (const TeamShape& shape : {across(1, 4), across(3, 1)})
+    for (const Collective c : {Collective::reduce, Collective::bcast, Collective::alltoall})
+      EXPECT_NE(Planner(shape, PlanSettings{}).plan(call(c, 8)).leader, Leader::arrival)
+          << tlc::to_string(c) << " " << shape.processes << " x " << shape.threads;
+  PlanSettings fixed;
+  fixed.leaders = LeaderPolicy::fixed;
+  EXPECT_NE(Planner(across(2, 2), fixed).plan(call(Collective::reduce, 8)).leader, Leader::arrival);
+  // The policy is part of what the processes compare.
+  EXPECT_NE(choice_fingerprint(fixed), choice_fingerprint(PlanSettings{}));
+}
+
 // Leaders elected by arrival: forced per collective, or asked for the whole team
 // (TLC_LEADERS=dynamic), which changes the collectives that have such an algorithm and no other.
 TEST(Planner, LeadersByArrivalWhereAskedFor) {
   for (const int processes : {1, 3}) {
-    const Planner forced(across(processes, 2), forcing(Collective::reduce, "dynamic"));
+    PlanSettings reduce_only = forcing(Collective::reduce, "dynamic");
+    reduce_only.leaders = LeaderPolicy::fixed;  // the others' leaders static
+    const Planner forced(across(processes, 2), reduce_only);
     const Plan p = forced.plan(call(Collective::reduce, 1 << 20));
     EXPECT_EQ(p.algorithm, Algorithm::dynamic);
     EXPECT_EQ(p.leader, Leader::arrival);
@@ -208,7 +272,7 @@ TEST(Planner, LeadersByArrivalWhereAskedFor) {
     EXPECT_NE(forced.plan(call(Collective::bcast, 8)).algorithm, Algorithm::dynamic);
 
     PlanSettings asked;
-    asked.arrival_leaders = true;
+    asked.leaders = LeaderPolicy::by_arrival;
     const Planner team(across(processes, 2), asked);
     for (const Collective c : {Collective::reduce, Collective::bcast, Collective::scatter,
                                Collective::allreduce, Collective::reduce_scatter_block,
@@ -223,7 +287,7 @@ TEST(Planner, LeadersByArrivalWhereAskedFor) {
     EXPECT_FALSE(team.serves_inline(small, 1));  // the inline form waits for every thread
     // A forced algorithm still wins.
     PlanSettings both = forcing(Collective::reduce, "hierarchical");
-    both.arrival_leaders = true;
+    both.leaders = LeaderPolicy::by_arrival;
     EXPECT_EQ(Planner(across(processes, 2), both).plan(call(Collective::reduce, 64)).algorithm,
               Algorithm::hierarchical);
   }

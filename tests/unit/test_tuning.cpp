@@ -59,8 +59,16 @@ CostParameters from_file(const std::string& path) {
 
 PlanQuery call(Collective c, std::size_t bytes) { return {c, bytes / 8, 8, true, false}; }
 
+PlanSettings forcing(Collective c, const std::string& choice) {
+  PlanSettings s;
+  s.forced[static_cast<std::size_t>(c)] = parse_override(c, choice, "test");
+  return s;
+}
+
 TeamShape across(int processes, int threads, int lanes = 1) {
-  return {processes, threads, lanes, 1, processes * threads, true};
+  TeamShape s{processes, threads, lanes, 1, processes * threads, true};
+  s.most_threads = threads;
+  return s;
 }
 
 // The message of the error reading `text` throws.
@@ -99,12 +107,13 @@ TEST(Tuning, FileSetsTheParametersItNames) {
 }
 
 TEST(Tuning, FileChangesThePlan) {
-  // Four processes, 64 KiB allreduce: with the defaults MPI's Rabenseifner (hierarchical) is the
-  // cheapest; with a start-up 25 times larger and a faster network, recursive doubling's
-  // log2(P) messages beat Rabenseifner's 2 log2(P).
+  // Four processes, 64 KiB allreduce: with the defaults Rabenseifner is the cheapest (tlc's own:
+  // MPI's runs the same messages and starts up slower, mpi_start_us); with a start-up 25 times
+  // larger and a faster network, recursive doubling's log2(P) messages beat Rabenseifner's
+  // 2 log2(P).
   const PlanQuery q = call(Collective::allreduce, 64 << 10);
   PlanSettings settings;
-  EXPECT_EQ(Planner(across(4, 1), settings).plan(q).algorithm, Algorithm::hierarchical);
+  EXPECT_EQ(Planner(across(4, 1), settings).plan(q).algorithm, Algorithm::rabenseifner);
   const TempFile file("alpha_us = 50\nlane_gbs = 100\n");
   settings.costs = from_file(file.path());
   EXPECT_EQ(Planner(across(4, 1), settings).plan(q).algorithm, Algorithm::recursive_doubling);
@@ -120,7 +129,7 @@ TEST(Tuning, FileChangesThePlan) {
   settings.costs = from_file(file.path());
   EXPECT_DOUBLE_EQ(settings.costs.alpha, 2e-6);
   EXPECT_DOUBLE_EQ(settings.costs.lane_bandwidth, 100e9);
-  EXPECT_EQ(Planner(across(4, 1), settings).plan(q).algorithm, Algorithm::hierarchical);
+  EXPECT_EQ(Planner(across(4, 1), settings).plan(q).algorithm, Algorithm::rabenseifner);
 }
 
 TEST(Tuning, BadFilesNameTheLineAndKey) {
@@ -196,7 +205,7 @@ TEST(Tuning, WrittenFileReadsBack) {
 // predict_call
 
 TEST(PredictCall, DirectIsMpisCallPlusTlcsOwnWork) {
-  const Planner p(across(2, 1), PlanSettings{});
+  const Planner p(across(2, 1), forcing(Collective::allreduce, "hierarchical"));
   for (std::size_t bytes : {std::size_t{8}, std::size_t{1} << 20}) {
     const PlanQuery q = call(Collective::allreduce, bytes);
     const Plan plan = p.plan(q);
@@ -205,16 +214,20 @@ TEST(PredictCall, DirectIsMpisCallPlusTlcsOwnWork) {
     EXPECT_DOUBLE_EQ(*p.predict_call(q, plan),
                      p.costs().call_overhead + *predict(Algorithm::hierarchical, mpi, p.costs()));
   }
-  // The same algorithm staged adds a copy in and a copy out.
+  // tlc's recursive doubling: direct, its messages and tlc's work; staged, a copy in and a copy
+  // out more.
   const PlanQuery q = call(Collective::allreduce, 1 << 20);
-  const Plan rd = *p.forced_plan(q, Algorithm::recursive_doubling);
+  const CostQuery mpi{Collective::allreduce, 1 << 20, 2, 2, 1, true, true};
+  const double rd_network = *predict(Algorithm::recursive_doubling, mpi, p.costs());
+  const Plan direct = *p.forced_plan(q, Algorithm::recursive_doubling);
+  EXPECT_EQ(direct.form, Form::direct);
+  EXPECT_NEAR(*p.predict_call(q, direct), p.costs().call_overhead + rd_network, 1e-12);
+  const Planner staged_only(across(2, 1),
+                            forcing(Collective::allreduce, "recursive_doubling:staged"));
+  const Plan rd = staged_only.plan(q);
   EXPECT_EQ(rd.form, Form::staged);
   const double copies = 2.0 * (1 << 20) / p.costs().cache_bandwidth;
-  const CostQuery mpi{Collective::allreduce, 1 << 20, 2, 2, 1, true, true};
-  EXPECT_NEAR(
-      *p.predict_call(q, rd),
-      p.costs().call_overhead + copies + *predict(Algorithm::recursive_doubling, mpi, p.costs()),
-      1e-12);
+  EXPECT_NEAR(*p.predict_call(q, rd), p.costs().call_overhead + copies + rd_network, 1e-12);
 }
 
 TEST(PredictCall, SingleProcessPhases) {
@@ -264,7 +277,7 @@ TEST(PredictCall, AlltoallIsPricedPerRankBlock) {
   const CostParameters c;
   EXPECT_DOUBLE_EQ(
       *predict(Algorithm::hierarchical, {Collective::alltoall, n, 2, 4, 1, true, true}, c),
-      c.alpha + 4.0 * n / c.lane_bandwidth);
+      c.mpi_start + c.alpha + 4.0 * n / c.lane_bandwidth);
   // The planner prices a call by its rank block, not by the whole buffer (N blocks).
   const Planner p(across(2, 2), PlanSettings{});
   const PlanQuery q{Collective::alltoall, n, 1, true, false};
@@ -286,6 +299,7 @@ TEST(PredictCall, AlltoallIsPricedPerRankBlock) {
 // and another bandwidth for the bytes of a transfer beyond what the caches hold.
 TEST(PredictCall, HandshakeAndMemoryBandwidthOfTheLanes) {
   CostParameters c;
+  c.mpi_start = 0;  // MPI's own start-up aside: the message's
   const auto bcast = [&](std::size_t n) {
     return *predict(Algorithm::hierarchical, {Collective::bcast, n, 2, 2, 1, true, true}, c);
   };
@@ -315,14 +329,17 @@ TEST(PredictCall, BinomialReduceFoldsAtEveryStepOfTheTree) {
 }
 
 // Where MPI's reduce is slow per byte (the factor calibration fits for it), the plan takes tlc's
-// binomial reduce for large vectors; where it is as the model prices it, MPI's.
+// binomial reduce for large vectors; where it is as the model prices it, MPI's. (Two threads per
+// process and static leaders, so that both run staged: with one thread everywhere the binomial
+// reduce runs on the callers' buffers and MPI's does not.)
 TEST(PredictCall, PlannerTakesTheBinomialReduceWhereMpisIsSlow) {
   for (const double factor : {1.0, 4.0}) {
     CostParameters c;
     c.mpi_beta[static_cast<std::size_t>(Collective::reduce)] = factor;
     PlanSettings s;
     s.costs = c;
-    const Planner p(across(2, 1), s);
+    s.leaders = LeaderPolicy::fixed;
+    const Planner p(across(2, 2), s);
     EXPECT_EQ(p.plan(call(Collective::reduce, 8 << 20)).algorithm,
               factor > 1 ? Algorithm::binomial : Algorithm::hierarchical)
         << "MPI_Reduce's per-byte factor " << factor;
@@ -344,6 +361,34 @@ TEST(PredictCall, PlannerWeighsTheCopiesOfTheStagedForms) {
   EXPECT_LT(*predict(Algorithm::pairwise, across, c), *predict(Algorithm::hierarchical, across, c));
   EXPECT_EQ(p.plan(q).algorithm, Algorithm::hierarchical);
   EXPECT_EQ(p.plan(q).form, Form::direct);
+}
+
+}  // namespace
+
+namespace {
+
+// TLC_LEADERS (TeamOptions::leaders wins over it): auto by default, static, dynamic; anything
+// else is an error naming what is accepted.
+TEST(Config, LeaderPolicy) {
+  EXPECT_EQ(Config::read(tlc::TeamOptions{}).plan.leaders, LeaderPolicy::by_plan);
+  const std::pair<const char*, LeaderPolicy> accepted[] = {{"auto", LeaderPolicy::by_plan},
+                                                           {"static", LeaderPolicy::fixed},
+                                                           {"dynamic", LeaderPolicy::by_arrival}};
+  for (const auto& [text, policy] : accepted) {
+    const ScopedVariable leaders("TLC_LEADERS", text);
+    EXPECT_EQ(Config::read(tlc::TeamOptions{}).plan.leaders, policy) << text;
+    tlc::TeamOptions o;
+    o.leaders = "static";
+    EXPECT_EQ(Config::read(o).plan.leaders, LeaderPolicy::fixed) << text;
+  }
+  const ScopedVariable bad("TLC_LEADERS", "first");
+  try {
+    Config::read(tlc::TeamOptions{});
+    ADD_FAILURE() << "TLC_LEADERS=first was accepted";
+  } catch (const tlc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'auto', 'static' or 'dynamic'"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
