@@ -209,16 +209,17 @@ struct ArrivalRange {
   Collective collective;
   std::size_t from, below;
 };
-constexpr std::size_t KiB = 1024, MiB = 1024 * KiB;
+// allreduce has none: with balanced arrivals its blocks by rank cost more than the static
+// algorithms at every size but the largest.
+constexpr std::size_t KiB = 1024, MiB = 1024 * KiB, unbounded = ~std::size_t{0};
 constexpr ArrivalRange arrival_pays[] = {
-    {Collective::bcast, 1, 8 * MiB},
-    {Collective::scatter, 1, 8 * MiB},
+    {Collective::bcast, 1, 1 * MiB},
+    {Collective::scatter, 4 * KiB, unbounded},
     {Collective::reduce, 1, 8 * MiB},
-    {Collective::allreduce, 1 * KiB, 8 * MiB},
-    {Collective::reduce_scatter_block, 1, 8 * MiB},
-    {Collective::alltoall, 1, 64 * MiB},
-    {Collective::scan, 1, 8 * MiB},
-    {Collective::exscan, 1, 8 * MiB},
+    {Collective::reduce_scatter_block, 256 * KiB, unbounded},
+    {Collective::alltoall, 2 * KiB, unbounded},
+    {Collective::scan, 1, unbounded},
+    {Collective::exscan, 1, unbounded},
 };
 
 }  // namespace

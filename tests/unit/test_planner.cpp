@@ -240,8 +240,11 @@ TEST(Planner, LeadersChosenByThePlanByDefault) {
   EXPECT_EQ(team.plan(call(Collective::reduce, 8)).leader, Leader::arrival);
   EXPECT_EQ(team.plan(call(Collective::bcast, 8 << 10)).leader, Leader::arrival);
   EXPECT_EQ(team.plan(call(Collective::alltoall, 1 << 10)).leader, Leader::arrival);
-  EXPECT_EQ(team.plan(call(Collective::allreduce, 4 << 10)).leader, Leader::arrival);
-  EXPECT_NE(team.plan(call(Collective::allreduce, 1)).leader, Leader::arrival);  // 8 bytes
+  EXPECT_EQ(team.plan(call(Collective::scan, 1)).leader, Leader::arrival);
+  EXPECT_NE(team.plan(call(Collective::alltoall, 8)).leader, Leader::arrival);      // 64 B blocks
+  EXPECT_NE(team.plan(call(Collective::bcast, 1 << 20)).leader, Leader::arrival);   // 8 MiB
+  for (const std::size_t n : {std::size_t{1}, std::size_t{4} << 10})
+    EXPECT_NE(team.plan(call(Collective::allreduce, n)).leader, Leader::arrival) << n;
   EXPECT_NE(team.plan(call(Collective::allgather, 1)).leader, Leader::arrival);  // none
   // Uneven teams too: one process of two threads is enough.
   EXPECT_EQ(
