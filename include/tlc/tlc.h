@@ -167,6 +167,13 @@ TLC_API tlc_status tlc_team_run(tlc_team* team, tlc_body body, void* user_data);
 /* For applications that keep their own threads (OpenMP): the calling thread becomes participant
  * local_index (0 .. threads-1) until tlc_team_detach. Does not change the thread's binding. */
 TLC_API tlc_status tlc_team_attach(tlc_team* team, int local_index, tlc_participant** me);
+/* The same from a parallel region of region_threads threads (OpenMP: omp_get_num_threads()): a
+ * region of another size than the team's threads of this process (OMP_THREAD_LIMIT,
+ * OMP_DYNAMIC, a nested region) could never complete a collective, so this fails at once with
+ * TLC_ERR_INVALID_ARGUMENT and a message naming both sizes, on every thread of the region,
+ * instead of letting the first collective wait forever. C++: Team::attach(index, threads). */
+TLC_API tlc_status tlc_team_attach_checked(tlc_team* team, int local_index, int region_threads,
+                                           tlc_participant** me);
 /* Ends an attachment (*me becomes NULL); NULL and a NULL *me are ignored. */
 TLC_API tlc_status tlc_team_detach(tlc_participant** me);
 
