@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <tlc/detail/mpi_check.h>
 #include <tlc/detail/export.hpp>
 #include <tlc/options.hpp>
 #include <tlc/stats.hpp>

@@ -20,6 +20,7 @@
 
 #include <mpi.h>
 
+#include <tlc/detail/mpi_check.h>
 #include <tlc/detail/export.hpp>
 
 #ifdef __cplusplus
