@@ -12,6 +12,7 @@
 
 #include <tlc/detail/call.hpp>
 #include <tlc/detail/export.hpp>
+#include <tlc/error.hpp>
 #include <tlc/ops.hpp>
 #include <tlc/options.hpp>
 #include <tlc/types.hpp>
@@ -374,5 +375,17 @@ class TLC_API Thread {
 // context argument) that must reach the team. A Thread handed to another OS thread stays the
 // current participant of the thread that attached it.
 TLC_API Thread* current_thread() noexcept;
+
+// The same participant as a reference, for code that must run on a participant: outside a
+// Team::run body or an attachment (where current_thread() is nullptr and dereferencing it would
+// crash) it throws tlc::Error with code invalid_argument. Guard code that may also run outside
+// a team with `if (tlc::Thread* me = tlc::current_thread())` instead.
+inline Thread& this_thread() {
+  if (Thread* me = current_thread()) return *me;
+  throw Error(Errc::invalid_argument,
+              "tlc::this_thread(): the calling thread is no participant of a team (call it "
+              "inside Team::run or between Team::attach and the end of its Thread; "
+              "tlc::current_thread() returns nullptr there instead)");
+}
 
 }  // namespace tlc
