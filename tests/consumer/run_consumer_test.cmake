@@ -150,8 +150,9 @@ if(NOT EXISTS "${_exe}")
   fail("${KIND}: consumer executable ${_exe} was not built")
 endif()
 
-# A program linked against the shared package loads libtlc.so.<major> (its SONAME), and one
-# linked against the static package does not load libtlc at all.
+# A program linked against the shared package loads libtlc.so.<major> (its SONAME; a Fortran
+# program libtlc_fortran.so.<major>), and one linked against the static package does not load
+# libtlc at all.
 function(check_linkage exe)
   if("${OBJDUMP}" STREQUAL "" OR "${OBJDUMP}" MATCHES "-NOTFOUND$")
     return()
@@ -160,8 +161,9 @@ function(check_linkage exe)
   if(NOT _rc STREQUAL "0")
     fail("${KIND}: objdump -p ${exe} exited with '${_rc}'")
   endif()
+  # libtlc, or for a Fortran program libtlc_fortran (which needs libtlc itself), by SONAME.
   string(REGEX MATCHALL "NEEDED +libtlc[^\n]*" _needed "${_headers}")
-  if(KIND STREQUAL "shared" AND NOT _needed MATCHES "NEEDED +libtlc\\.so\\.${_major}$")
+  if(KIND STREQUAL "shared" AND NOT _needed MATCHES "NEEDED +libtlc(_fortran)?\\.so\\.${_major}$")
     fail("shared: ${exe} does not need libtlc.so.${_major} (its libtlc entries: '${_needed}')")
   elseif(KIND STREQUAL "static" AND _needed)
     fail("static: ${exe} needs a shared libtlc: '${_needed}'")
