@@ -106,7 +106,7 @@ def run(command, cwd, env=None, timeout=300):
     return p.returncode, " ".join(command) + "\n" + p.stdout
 
 
-def check(config, where, language, code, given, work):
+def check(config, language, code, given, work):
     """None if the snippet compiles (and, when complete, links and runs), else the output."""
     complete = is_complete(language, code)
     openmp = ["-fopenmp"] if uses_openmp(code) else []
@@ -172,7 +172,7 @@ def main():
                 skipped += 1
                 continue
             with tempfile.TemporaryDirectory(prefix="tlc-snippet-") as work:
-                error = check(config, where, language, code, given, work)
+                error = check(config, language, code, given, work)
             checked += 1
             kind = "program" if is_complete(language, code) else "fragment"
             if error:
