@@ -45,7 +45,7 @@ struct Settings {
   std::string collective = "allreduce";
   int processes = 2;
   std::optional<std::size_t> bytes;  // --bytes; unset: every size (8 B for --plan)
-  std::string tuning;  // --tuning: the model's parameters from this file
+  std::string tuning;                // --tuning: the model's parameters from this file
   std::size_t min_size = 8, max_size = std::size_t{64} << 20;
   int lane_parallelism = 0;
   int numa_domains = 1;
@@ -137,7 +137,8 @@ const std::vector<OptionSpec>& option_table() {
       {"processes", "P", "processes for --algorithms, --plan and --predict (default 2)",
        [](Settings& s, const std::string& v) { s.processes = parse_int("processes", v); }},
       {"bytes", "B",
-       "bytes per rank block for --plan; only this size for --algorithms and --predict",
+       "bytes per rank block for --plan; only this size for --algorithms and --predict (4K, 1M "
+       "accepted)",
        [](Settings& s, const std::string& v) { s.bytes = parse_size("bytes", v); }},
       {"predict", "",
        "the cost model's time of the whole call for every algorithm of --collective and the "
