@@ -12,7 +12,10 @@
 #   <prefix>/lib/cmake/tlc/tlcConfigVersion.cmake   dependencies (MPI, Threads; hwloc if static)
 #   <prefix>/lib/cmake/tlc/tlcTargets*.cmake
 #   <prefix>/lib/pkgconfig/tlc.pc              for pkg-config (relocatable: paths from the file's
-#                                              own place); MPI comes from the mpicxx wrapper
+#                                              own place); MPI comes from the wrapper (mpicxx,
+#                                              mpicc); `mpi` names the MPI tlc was built with
+#   <prefix>/lib/pkgconfig/tlc-fortran.pc      the same for the Fortran module (TLC_FORTRAN)
+#   <prefix>/share/doc/tlc/                    LICENSE, CHANGELOG.md
 #
 # A consumer writes find_package(tlc REQUIRED) and links tlc::tlc. A static libtlc's PRIVATE
 # dependency (PkgConfig::HWLOC) appears in the exported link interface as $<LINK_ONLY:...>, so the
@@ -107,9 +110,39 @@ if(TLC_INSTALLED_STATIC)
 else()
   set(TLC_PC_REQUIRES "Requires.private: hwloc >= 2.0")
 endif()
+# A static libtlc is C++: a program linked by the C or Fortran wrapper (mpicc, mpif90) needs the
+# C++ runtime and what it needs (libstdc++ and libm with GCC), which the C++ wrapper adds by
+# itself. They are what the C++ compiler links beyond the C compiler, and go into Libs (not
+# Libs.private) for the same reason hwloc is a public requirement: plain --libs must link. A
+# shared libtlc records them in its own DT_NEEDED.
+set(TLC_PC_CXX_RUNTIME "")
+if(TLC_INSTALLED_STATIC)
+  set(_tlc_runtime ${CMAKE_CXX_IMPLICIT_LINK_LIBRARIES})
+  if(_tlc_runtime)
+    list(REMOVE_ITEM _tlc_runtime ${CMAKE_C_IMPLICIT_LINK_LIBRARIES})
+  endif()
+  foreach(_lib IN LISTS _tlc_runtime)
+    string(APPEND TLC_PC_CXX_RUNTIME " -l${_lib}")
+  endforeach()
+  unset(_tlc_runtime)
+  unset(_lib)
+endif()
+# The licence's SPDX identifier (LICENSE), also in the Spack recipe.
+set(TLC_LICENSE "BSD-3-Clause")
 configure_file("${PROJECT_SOURCE_DIR}/cmake/tlc.pc.in" "${PROJECT_BINARY_DIR}/tlc.pc" @ONLY)
-install(FILES "${PROJECT_BINARY_DIR}/tlc.pc"
+set(_tlc_pc_files "${PROJECT_BINARY_DIR}/tlc.pc")
+# The Fortran module's own module, tlc-fortran, which requires tlc (it adds -ltlc_fortran ahead).
+if(TARGET tlc_fortran)
+  configure_file("${PROJECT_SOURCE_DIR}/cmake/tlc-fortran.pc.in"
+                 "${PROJECT_BINARY_DIR}/tlc-fortran.pc" @ONLY)
+  list(APPEND _tlc_pc_files "${PROJECT_BINARY_DIR}/tlc-fortran.pc")
+endif()
+install(FILES ${_tlc_pc_files}
         DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
+        COMPONENT tlc_development)
+unset(_tlc_pc_files)
+install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" "${PROJECT_SOURCE_DIR}/CHANGELOG.md"
+        DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/tlc"
         COMPONENT tlc_development)
 
 configure_package_config_file(

@@ -72,8 +72,10 @@ log() { printf 'bootstrap: %s\n' "$*"; }
 
 # --- 1. packages ------------------------------------------------------------------------------
 # libtbb-dev: for examples/tbb_attach only; the library does not use oneTBB (docs/packaging.md).
+# doxygen: the API reference (the docs target), which the test suite builds (tlc_api_reference);
+# python3: the test of the documents' code snippets (tlc_doc_snippets).
 packages=(build-essential cmake pkg-config libmpich-dev mpich libtbb-dev libhwloc-dev hwloc
-          libgtest-dev gfortran)
+          libgtest-dev gfortran doxygen python3)
 # The main job's plot; the test suite runs against Open MPI too.
 if [[ "$mode" == bench ]]; then
   packages+=(gnuplot-nox)

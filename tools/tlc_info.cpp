@@ -44,8 +44,8 @@ struct Settings {
   bool predict = false;
   std::string collective = "allreduce";
   int processes = 2;
-  int bytes = -1;
-  std::string tuning;  // --tuning: the model's parameters from this file
+  std::optional<std::size_t> bytes;  // --bytes; unset: every size (8 B for --plan)
+  std::string tuning;                // --tuning: the model's parameters from this file
   std::size_t min_size = 8, max_size = std::size_t{64} << 20;
   int lane_parallelism = 0;
   int numa_domains = 1;
@@ -69,7 +69,7 @@ int parse_int(std::string_view option, const std::string& text) {
   return value;
 }
 
-// "8", "4K", "64M", "1G" (powers of 1024).
+// "8", "4K", "64M", "1G" (powers of 1024), the sizes tlc-bench reads too (bench/options.cpp).
 std::size_t parse_size(std::string_view option, const std::string& text) {
   std::size_t value = 0;
   const char* end = text.data() + text.size();
@@ -137,8 +137,9 @@ const std::vector<OptionSpec>& option_table() {
       {"processes", "P", "processes for --algorithms, --plan and --predict (default 2)",
        [](Settings& s, const std::string& v) { s.processes = parse_int("processes", v); }},
       {"bytes", "B",
-       "bytes per rank block for --plan; only this size for --algorithms and --predict",
-       [](Settings& s, const std::string& v) { s.bytes = parse_int("bytes", v); }},
+       "bytes per rank block for --plan; only this size for --algorithms and --predict (4K, 1M "
+       "accepted)",
+       [](Settings& s, const std::string& v) { s.bytes = parse_size("bytes", v); }},
       {"predict", "",
        "the cost model's time of the whole call for every algorithm of --collective and the "
        "plan's choice, per size, for --processes x --threads with --lanes (any shape: no MPI, "
@@ -278,8 +279,8 @@ void print_algorithms(const Settings& settings, const tlc::Placement& plan) {
   std::cout << "\nselector's choice for " << settings.processes << " process(es) x " << threads
             << " thread(s), " << lanes << " lane(s) (predicted time of the whole call, us):\n";
   std::vector<std::size_t> sizes;
-  if (settings.bytes >= 0) {
-    sizes.push_back(static_cast<std::size_t>(settings.bytes));
+  if (settings.bytes) {
+    sizes.push_back(*settings.bytes);
   } else {
     for (std::size_t b = 8; b <= (std::size_t{64} << 20); b *= 8) sizes.push_back(b);
   }
@@ -316,7 +317,7 @@ tlc::Collective collective_named(const std::string& name) {
 int print_plan(const Settings& settings) {
   tlc::SelectionQuery q;
   q.collective = collective_named(settings.collective);
-  q.bytes = static_cast<std::size_t>(std::max(0, settings.bytes < 0 ? 8 : settings.bytes));
+  q.bytes = settings.bytes.value_or(8);
   q.processes = settings.processes;
   q.threads = std::max(1, settings.request.threads);
   q.lanes = std::max(1, settings.request.lanes);
@@ -386,8 +387,8 @@ int print_prediction(const Settings& settings) {
         planner.forced_plan({collective, 1, 1, true, false}, info.id))
       candidates.push_back(&info);
   std::vector<std::size_t> sizes;
-  if (settings.bytes >= 0) {
-    sizes.push_back(static_cast<std::size_t>(settings.bytes));
+  if (settings.bytes) {
+    sizes.push_back(*settings.bytes);
   } else {
     for (std::size_t b = std::max<std::size_t>(1, settings.min_size); b <= settings.max_size;
          b *= 4)

@@ -1,8 +1,9 @@
-// Reduction operators. Built-in ops (std::plus<>, std::multiplies<>, tlc::min, tlc::max, the
-// bitwise and logical function objects) are commutative and map to MPI's own MPI_Op for the
-// network phase when MPI defines them for the element type. Any other callable T(const T&, const
-// T&) is a user op: applied as op(a, b) with a combining lower ranks than b, rank order kept,
-// unless wrapped as tlc::commutative(f).
+/// @file
+/// Reduction operators. Built-in ops (std::plus<>, std::multiplies<>, tlc::min, tlc::max, the
+/// bitwise and logical function objects) are commutative and map to MPI's own MPI_Op for the
+/// network phase when MPI defines them for the element type. Any other callable T(const T&, const
+/// T&) is a user op: applied as op(a, b) with a combining lower ranks than b, rank order kept,
+/// unless wrapped as tlc::commutative(f).
 #pragma once
 
 #include <concepts>
@@ -15,30 +16,35 @@
 
 namespace tlc {
 
+/// The minimum, as an op: me.allreduce(x, tlc::min{}).
 struct min {
+  /// The smaller of a and b (a when equal).
   template <class T>
   constexpr T operator()(const T& a, const T& b) const {
     return b < a ? b : a;
   }
 };
 
+/// The maximum, as an op: me.allreduce(x, tlc::max{}).
 struct max {
+  /// The larger of a and b (a when equal).
   template <class T>
   constexpr T operator()(const T& a, const T& b) const {
     return a < b ? b : a;
   }
 };
 
-// Declares a user op commutative, which lets tlc and MPI combine in any order.
+/// Declares a user op commutative, which lets tlc and MPI combine in any order.
 template <class F>
 struct commutative_op {
-  F f;
+  F f;  ///< the user's op
+  /// f(a, b).
   template <class T>
   constexpr T operator()(const T& a, const T& b) const {
     return f(a, b);
   }
-  // Equal when the wrapped ops are, so that ops of different state are found out through the
-  // wrapper too (detail::op_equal_of).
+  /// Equal when the wrapped ops are, so that ops of different state are found out through the
+  /// wrapper too (detail::op_equal_of).
   friend constexpr bool operator==(const commutative_op& a, const commutative_op& b) requires
       requires(const F& x) {
     { x == x } -> std::convertible_to<bool>;
@@ -46,6 +52,8 @@ struct commutative_op {
   { return static_cast<bool>(a.f == b.f); }
 };
 
+/// Wraps a user op as commutative (tlc::commutative_op): tlc and MPI may then combine the
+/// ranks in any order. me.allreduce(x, tlc::commutative(my_op)).
 template <class F>
 constexpr commutative_op<std::decay_t<F>> commutative(F&& f) {
   return {std::forward<F>(f)};
@@ -83,14 +91,14 @@ struct is_commutative : std::bool_constant<builtin_op<Op>::value != BuiltinOp::n
 template <class F>
 struct is_commutative<commutative_op<F>> : std::true_type {};
 
-// Combines n elements. accumulate_right: inout[i] = op(inout[i], in[i]) (inout holds lower
-// ranks); accumulate_left: inout[i] = op(in[i], inout[i]) (in holds lower ranks, MPI's order).
-// Two pointers that never alias let the compiler vectorise built-in ops.
+/// Combines n elements. accumulate_right: inout[i] = op(inout[i], in[i]) (inout holds lower
+/// ranks); accumulate_left: inout[i] = op(in[i], inout[i]) (in holds lower ranks, MPI's order).
+/// Two pointers that never alias let the compiler vectorise built-in ops.
 using CombineFn = void (*)(const void* op, void* inout, const void* in, std::size_t n,
                            bool in_is_lower);
 
-// Whether two op objects of the same type are equal; where the type has no operator== (a
-// lambda, say), nothing can tell ops of different state apart.
+/// Whether two op objects of the same type are equal; where the type has no operator== (a
+/// lambda, say), nothing can tell ops of different state apart.
 using OpEqualFn = bool (*)(const void* a, const void* b);
 
 template <class Op>
@@ -98,7 +106,7 @@ bool ops_equal(const void* a, const void* b) {
   return static_cast<bool>(*static_cast<const Op*>(a) == *static_cast<const Op*>(b));
 }
 
-// Built-in ops have no state; user ops are compared where their type allows it.
+/// Built-in ops have no state; user ops are compared where their type allows it.
 template <class Op>
 constexpr OpEqualFn op_equal_of() noexcept {
   if constexpr (builtin_op<Op>::value == BuiltinOp::none && requires(const Op& a, const Op& b) {

@@ -1,5 +1,6 @@
-// tlc::Team: the threads of one process, joined with the teams of the other processes of a
-// communicator. Construction is collective over the communicator (one call per process).
+/// @file
+/// tlc::Team: the threads of one process, joined with the teams of the other processes of a
+/// communicator. Construction is collective over the communicator (one call per process).
 #pragma once
 
 #include <functional>
@@ -7,6 +8,7 @@
 
 #include <mpi.h>
 
+#include <tlc/detail/mpi_check.h>
 #include <tlc/detail/export.hpp>
 #include <tlc/options.hpp>
 #include <tlc/stats.hpp>
@@ -15,44 +17,48 @@
 
 namespace tlc {
 
+/// The threads of one process, joined with the teams of the other processes of a communicator.
 class TLC_API Team {
  public:
+  /// Collective over comm: one call per process, the same options on every process where they
+  /// must agree (checked).
   Team(MPI_Comm comm, TeamOptions options = {});
   ~Team();
   Team(const Team&) = delete;
   Team& operator=(const Team&) = delete;
 
-  int threads() const noexcept;     // threads of this process
-  int size() const noexcept;        // threads of all processes
-  int process() const noexcept;     // rank of this process in the communicator
-  int processes() const noexcept;   // processes in the communicator
-  int first_rank() const noexcept;  // global rank of this process's thread 0
-  int lanes() const noexcept;
-  const Placement& placement() const noexcept;
-  const Topology& topology() const noexcept;
-  bool aborted() const noexcept;
-  // This process's arrival telemetry (TLC_STATS=1 or TeamOptions::stats; include/tlc/stats.hpp).
-  // May be called at any time; calls still in progress are not in it yet.
+  int threads() const noexcept;                 ///< threads of this process
+  int size() const noexcept;                    ///< threads of all processes
+  int process() const noexcept;                 ///< rank of this process in the communicator
+  int processes() const noexcept;               ///< processes in the communicator
+  int first_rank() const noexcept;              ///< global rank of this process's thread 0
+  int lanes() const noexcept;                   ///< inter-process lanes
+  const Placement& placement() const noexcept;  ///< where the threads and lanes are placed
+  const Topology& topology() const noexcept;    ///< the machine the team is placed on
+  bool aborted() const noexcept;  ///< whether a thread failed: every later run or attach throws
+  /// This process's arrival telemetry (TLC_STATS=1 or TeamOptions::stats; include/tlc/stats.hpp).
+  /// May be called at any time; calls still in progress are not in it yet.
   TeamStats stats() const;
 
-  // Runs body once on each of the team's own (pinned) threads, waits for all of them and
-  // rethrows the first exception any of them threw. After an exception the team is aborted:
-  // every later run or attach throws tlc::TeamAborted.
+  /// Runs body once on each of the team's own (pinned) threads, waits for all of them and
+  /// rethrows the first exception any of them threw. After an exception the team is aborted:
+  /// every later run or attach throws tlc::TeamAborted.
   void run(const std::function<void(Thread&)>& body);
 
-  // For applications that keep their own threads (OpenMP, TBB): the calling thread becomes
-  // participant local_index until the returned handle is destroyed. Does not change the
-  // caller's binding (use OMP_PROC_BIND / OMP_PLACES; placement() says what tlc would choose).
-  // A collective waits for all threads() participants, so they must be attached at the same
-  // time; attaching once per thread for the life of a parallel region is the cheap pattern
-  // (tlc::current_thread() then reaches the participant from anywhere on that thread).
+  /// For applications that keep their own threads (OpenMP, TBB): the calling thread becomes
+  /// participant local_index until the returned handle is destroyed. Does not change the
+  /// caller's binding (use OMP_PROC_BIND / OMP_PLACES; placement() says what tlc would choose).
+  /// A collective waits for all threads() participants, so they must be attached at the same
+  /// time; attaching once per thread for the life of a parallel region is the cheap pattern
+  /// (tlc::current_thread() then reaches the participant from anywhere on that thread).
   Thread attach(int local_index);
-  // The same, from a parallel region of region_threads threads (OpenMP: omp_get_num_threads()):
-  // a region of another size than threads() (OMP_THREAD_LIMIT, OMP_DYNAMIC, a nested region)
-  // could never complete a collective, so this throws tlc::Error (invalid_argument) at once, on
-  // every thread of the region, instead of letting the first collective wait forever.
+  /// The same, from a parallel region of region_threads threads (OpenMP: omp_get_num_threads()):
+  /// a region of another size than threads() (OMP_THREAD_LIMIT, OMP_DYNAMIC, a nested region)
+  /// could never complete a collective, so this throws tlc::Error (invalid_argument) at once, on
+  /// every thread of the region, instead of letting the first collective wait forever.
   Thread attach(int local_index, int region_threads);
 
+  /// The implementation, for tlc's own headers and tools; not API.
   detail::TeamImpl& impl() noexcept { return *impl_; }
 
  private:

@@ -1,5 +1,6 @@
-// tlc::Thread: one participant of a team. Every thread of the team calls the same collectives in
-// the same order, as MPI ranks do; ranks are global and process-major.
+/// @file
+/// tlc::Thread: one participant of a team. Every thread of the team calls the same collectives in
+/// the same order, as MPI ranks do; ranks are global and process-major.
 #pragma once
 
 #include <atomic>
@@ -12,19 +13,20 @@
 
 #include <tlc/detail/call.hpp>
 #include <tlc/detail/export.hpp>
+#include <tlc/error.hpp>
 #include <tlc/ops.hpp>
 #include <tlc/options.hpp>
 #include <tlc/types.hpp>
 
 namespace tlc {
 
-// Marks the in-place form of gather (at the root: the root's own block is already in place in
-// the receive buffer) and scatter (at the root: the root keeps its block in the send buffer),
-// as MPI_IN_PLACE does.
+/// Marks the in-place form of gather (at the root: the root's own block is already in place in
+/// the receive buffer) and scatter (at the root: the root keeps its block in the send buffer),
+/// as MPI_IN_PLACE does.
 struct in_place_t {
   explicit in_place_t() = default;
 };
-inline constexpr in_place_t in_place{};
+inline constexpr in_place_t in_place{};  ///< tlc::in_place, the in-place marker
 
 template <class R>
 concept ElementRange = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
@@ -34,8 +36,8 @@ template <class R>
 concept MutableElementRange =
     ElementRange<R> && !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<R>>>;
 
-// One value of an element type (not a buffer), and an op that combines two of them: the scalar
-// forms of the reductions.
+/// One value of an element type (not a buffer), and an op that combines two of them: the scalar
+/// forms of the reductions.
 template <class T>
 concept Scalar = Element<T> && !std::ranges::range<T>;
 template <class Op, class T>
@@ -45,22 +47,26 @@ template <class Send, class Recv>
 concept SameElements = std::same_as<std::remove_cv_t<std::ranges::range_value_t<Send>>,
                                     std::ranges::range_value_t<Recv>>;
 
+/// One participant of a team: what a body of Team::run gets, and what Team::attach returns.
+/// Every thread of the team calls the same collectives in the same order, as MPI ranks do.
 class TLC_API Thread {
  public:
+  /// Moves the participant (tlc::current_thread() follows it).
   Thread(Thread&& other) noexcept;
+  /// Moves the participant (tlc::current_thread() follows it).
   Thread& operator=(Thread&& other) noexcept;
   Thread(const Thread&) = delete;
   Thread& operator=(const Thread&) = delete;
-  // Releases an attached slot. Destroyed during stack unwinding, it aborts the team so that the
-  // other threads wake with tlc::TeamAborted instead of waiting for this one forever.
+  /// Releases an attached slot. Destroyed during stack unwinding, it aborts the team so that the
+  /// other threads wake with tlc::TeamAborted instead of waiting for this one forever.
   ~Thread();
 
-  int rank() const noexcept { return rank_; }          // global rank, process-major
-  int size() const noexcept { return size_; }          // threads of all processes
-  int local_index() const noexcept { return local_; }  // index inside this process
-  int threads() const noexcept { return threads_; }    // threads of this process
-  int process() const noexcept { return process_; }    // rank of this process
-  int processes() const noexcept { return processes_; }
+  int rank() const noexcept { return rank_; }            ///< global rank, process-major
+  int size() const noexcept { return size_; }            ///< threads of all processes
+  int local_index() const noexcept { return local_; }    ///< index inside this process
+  int threads() const noexcept { return threads_; }      ///< threads of this process
+  int process() const noexcept { return process_; }      ///< rank of this process
+  int processes() const noexcept { return processes_; }  ///< processes of the team
 
   // Every thread of the team calls the same collectives in the same order, as MPI ranks do.
   // Sizes are in elements. A root is a global thread rank. Buffers a rank does not use (the
@@ -68,9 +74,10 @@ class TLC_API Thread {
   // may be empty. Bad arguments throw tlc::Error on every thread of the process before any
   // buffer is written.
 
+  /// Returns once every thread of the team has entered it.
   void barrier() { run(barrier_call); }
 
-  // buf of the root is copied into buf of every rank; all pass the same size.
+  /// buf of the root is copied into buf of every rank; all pass the same size.
   template <MutableElementRange Buf>
   void bcast(Buf&& buf, int root) {
     auto b = buf_span(buf);
@@ -80,64 +87,67 @@ class TLC_API Thread {
     run(call);
   }
 
-  // recv of the root = op over all ranks (rank order) of send; recv.size() == send.size() there.
+  /// recv of the root = op over all ranks (rank order) of send; recv.size() == send.size() there.
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv>
   void reduce(Send&& send, Recv&& recv, int root, Op op = {}) {
     run(reduction(Collective::reduce, send_span(send), buf_span(recv), root, op));
   }
-  // In place: buf is every rank's contribution; the root's buf receives the result.
+  /// In place: buf is every rank's contribution; the root's buf receives the result.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) void reduce(Buf&& buf, int root, Op op = {}) {
     run(in_place_reduction(Collective::reduce, buf_span(buf), root, op));
   }
 
-  // recv[i] = op over all ranks r (in rank order) of send_r[i]; recv.size() == send.size().
+  /// recv[i] = op over all ranks r (in rank order) of send_r[i]; recv.size() == send.size().
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv>
   void allreduce(Send&& send, Recv&& recv, Op op = {}) {
     run(reduction(Collective::allreduce, send_span(send), buf_span(recv), -1, op));
   }
-  // In place: buf holds this thread's contribution on entry and the result on return.
+  /// In place: buf holds this thread's contribution on entry and the result on return.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) void allreduce(Buf&& buf, Op op = {}) {
     run(in_place_reduction(Collective::allreduce, buf_span(buf), -1, op));
   }
 
-  // Scalar forms: one value in, one out (norms and dot products), e.g.
-  // `double sum = me.allreduce(x);`. reduce returns the result at the root and x elsewhere;
-  // exscan returns T{} at rank 0.
+  /// Scalar forms: one value in, one out (norms and dot products), e.g.
+  /// `double sum = me.allreduce(x);`. reduce returns the result at the root and x elsewhere;
+  /// exscan returns T{} at rank 0.
   template <Scalar T, OpOf<T> Op = std::plus<>>
   T allreduce(const T& x, Op op = {}) {
     return one_value(Collective::allreduce, x, -1, op);
   }
+  /// The scalar reduce: the result at the root, x elsewhere.
   template <Scalar T, OpOf<T> Op = std::plus<>>
   T reduce(const T& x, int root, Op op = {}) {
     return one_value(Collective::reduce, x, root, op);
   }
+  /// The scalar scan: op over ranks 0..rank() of x.
   template <Scalar T, OpOf<T> Op = std::plus<>>
   T scan(const T& x, Op op = {}) {
     return one_value(Collective::scan, x, -1, op);
   }
+  /// The scalar exscan: op over ranks 0..rank()-1 of x, T{} at rank 0.
   template <Scalar T, OpOf<T> Op = std::plus<>>
   T exscan(const T& x, Op op = {}) {
     const T v = one_value(Collective::exscan, x, -1, op);
     return rank_ == 0 ? T{} : v;
   }
 
-  // recv = the send buffers of all ranks in rank order; recv.size() == size() * send.size().
+  /// recv = the send buffers of all ranks in rank order; recv.size() == size() * send.size().
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv>
   void allgather(Send&& send, Recv&& recv) {
     run(movement(Collective::allgather, send_span(send), buf_span(recv), -1));
   }
-  // In place: buf.size() == size() * n, this rank's block already at buf[rank() * n].
+  /// In place: buf.size() == size() * n, this rank's block already at buf[rank() * n].
   template <MutableElementRange Buf>
   void allgather(Buf&& buf) {
     run(in_place_movement(Collective::allgather, buf_span(buf), -1));
   }
 
-  // recv[displs[r] ...] = the send buffer of rank r, which holds counts[r] elements.
+  /// recv[displs[r] ...] = the send buffer of rank r, which holds counts[r] elements.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv>
   void allgatherv(Send&& send, Recv&& recv, std::span<const std::size_t> counts,
@@ -147,7 +157,7 @@ class TLC_API Thread {
     call.layout = &layout;
     run(call);
   }
-  // In place: this rank's block is already at buf[displs[rank()]].
+  /// In place: this rank's block is already at buf[displs[rank()]].
   template <MutableElementRange Buf>
   void allgatherv(Buf&& buf, std::span<const std::size_t> counts,
                   std::span<const std::size_t> displs) {
@@ -157,20 +167,20 @@ class TLC_API Thread {
     run(call);
   }
 
-  // recv of the root = the send buffers of all ranks in rank order (size() * send.size()).
+  /// recv of the root = the send buffers of all ranks in rank order (size() * send.size()).
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv>
   void gather(Send&& send, Recv&& recv, int root) {
     run(movement(Collective::gather, send_span(send), buf_span(recv), root));
   }
-  // At the root only: its own block is already at recv[root * n].
+  /// At the root only: its own block is already at recv[root * n].
   template <MutableElementRange Recv>
   void gather(in_place_t, Recv&& recv, int root) {
     run(in_place_movement(Collective::gather, buf_span(recv), root));
   }
 
-  // recv of the root at displs[r] = the send buffer of rank r (counts[r] elements). counts and
-  // displs are read at the root only.
+  /// recv of the root at displs[r] = the send buffer of rank r (counts[r] elements). counts and
+  /// displs are read at the root only.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv>
   void gatherv(Send&& send, Recv&& recv, std::span<const std::size_t> counts,
@@ -180,6 +190,7 @@ class TLC_API Thread {
     call.layout = &layout;
     run(call);
   }
+  /// In place at the root: its own block is already at its place in recv.
   template <MutableElementRange Recv>
   void gatherv(in_place_t, Recv&& recv, std::span<const std::size_t> counts,
                std::span<const std::size_t> displs, int root) {
@@ -189,13 +200,13 @@ class TLC_API Thread {
     run(call);
   }
 
-  // recv of rank r = block r of the root's send buffer (send.size() == size() * recv.size()).
+  /// recv of rank r = block r of the root's send buffer (send.size() == size() * recv.size()).
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv>
   void scatter(Send&& send, Recv&& recv, int root) {
     run(movement(Collective::scatter, send_span(send), buf_span(recv), root));
   }
-  // At the root only: the root's block stays in send.
+  /// At the root only: the root's block stays in send.
   template <ElementRange Send>
   void scatter(Send&& send, in_place_t, int root) {
     auto s = send_span(send);
@@ -206,8 +217,8 @@ class TLC_API Thread {
     run(call);
   }
 
-  // recv of rank r = counts[r] elements of the root's send buffer from displs[r]. counts and
-  // displs are read at the root only.
+  /// recv of rank r = counts[r] elements of the root's send buffer from displs[r]. counts and
+  /// displs are read at the root only.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv>
   void scatterv(Send&& send, std::span<const std::size_t> counts,
@@ -217,6 +228,7 @@ class TLC_API Thread {
     call.layout = &layout;
     run(call);
   }
+  /// In place at the root: its own block stays in send.
   template <ElementRange Send>
   void scatterv(Send&& send, std::span<const std::size_t> counts,
                 std::span<const std::size_t> displs, in_place_t, int root) {
@@ -230,19 +242,20 @@ class TLC_API Thread {
     run(call);
   }
 
-  // Block j of rank i's send goes to block i of rank j's recv; both hold size() * n elements.
+  /// Block j of rank i's send goes to block i of rank j's recv; both hold size() * n elements.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv>
   void alltoall(Send&& send, Recv&& recv) {
     run(movement(Collective::alltoall, send_span(send), buf_span(recv), -1));
   }
+  /// In place: buf holds size() blocks, this rank's own block is already at its place.
   template <MutableElementRange Buf>
   void alltoall(Buf&& buf) {
     run(in_place_movement(Collective::alltoall, buf_span(buf), -1));
   }
 
-  // send_counts[j] elements from send[send_displs[j]] go to rank j, which receives them at
-  // recv[recv_displs[i]] (recv_counts[i] elements, equal to what rank i sends it).
+  /// send_counts[j] elements from send[send_displs[j]] go to rank j, which receives them at
+  /// recv[recv_displs[i]] (recv_counts[i] elements, equal to what rank i sends it).
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv>
   void alltoallv(Send&& send, std::span<const std::size_t> send_counts,
@@ -255,36 +268,38 @@ class TLC_API Thread {
     run(call);
   }
 
-  // recv of rank r = block r (recv.size() elements) of the element-wise reduction of all send
-  // buffers (size() * recv.size() elements each).
+  /// recv of rank r = block r (recv.size() elements) of the element-wise reduction of all send
+  /// buffers (size() * recv.size() elements each).
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv>
   void reduce_scatter_block(Send&& send, Recv&& recv, Op op = {}) {
     run(reduction(Collective::reduce_scatter_block, send_span(send), buf_span(recv), -1, op));
   }
-  // In place: buf holds size() * n inputs; the result block lands in buf[0, n).
+  /// In place: buf holds size() * n inputs; the result block lands in buf[0, n).
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) void reduce_scatter_block(Buf&& buf, Op op = {}) {
     run(in_place_reduction(Collective::reduce_scatter_block, buf_span(buf), -1, op));
   }
 
-  // recv of rank r = op over ranks 0..r (in rank order) of send.
+  /// recv of rank r = op over ranks 0..r (in rank order) of send.
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv>
   void scan(Send&& send, Recv&& recv, Op op = {}) {
     run(reduction(Collective::scan, send_span(send), buf_span(recv), -1, op));
   }
+  /// In place: buf holds the contribution and receives the result.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) void scan(Buf&& buf, Op op = {}) {
     run(in_place_reduction(Collective::scan, buf_span(buf), -1, op));
   }
 
-  // recv of rank r = op over ranks 0..r-1; rank 0's recv is left untouched.
+  /// recv of rank r = op over ranks 0..r-1; rank 0's recv is left untouched.
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv>
   void exscan(Send&& send, Recv&& recv, Op op = {}) {
     run(reduction(Collective::exscan, send_span(send), buf_span(recv), -1, op));
   }
+  /// In place: buf holds the contribution and receives the result (untouched at rank 0).
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) void exscan(Buf&& buf, Op op = {}) {
     run(in_place_reduction(Collective::exscan, buf_span(buf), -1, op));
@@ -299,14 +314,14 @@ class TLC_API Thread {
   static auto buf_span(R&& range) {
     return std::span<std::ranges::range_value_t<R>>(range);
   }
-  // A constant: a barrier builds no descriptor on the caller's stack.
+  /// A constant: a barrier builds no descriptor on the caller's stack.
   static constexpr detail::Call barrier_call{};
   void run(const detail::Call& call) {
     if (!team_ || !alive_->load(std::memory_order_relaxed)) [[unlikely]]
       throw_unusable();
     detail::run_collective(*team_, local_, call);
   }
-  // tlc::Error: this Thread was moved from, or its team is gone.
+  /// tlc::Error: this Thread was moved from, or its team is gone.
   [[noreturn]] void throw_unusable() const;
   void release() noexcept;
 
@@ -332,7 +347,7 @@ class TLC_API Thread {
     detail::set_op<T>(call, op);
     return call;
   }
-  // The scalar forms: x in, the collective's result for this rank out.
+  /// The scalar forms: x in, the collective's result for this rank out.
   template <class T, class Op>
   T one_value(Collective collective, const T& x, int root, const Op& op) {
     T v = x;
@@ -351,12 +366,12 @@ class TLC_API Thread {
   friend class detail::TeamImpl;
   Thread(detail::TeamImpl* team, int local_index, bool attached);
 
-  detail::TeamImpl* team_ = nullptr;  // null once moved from
-  // False once the team is destroyed; shared with the team, so that a Thread that outlives its
-  // team (a misuse) gets an error instead of touching freed memory.
+  detail::TeamImpl* team_ = nullptr;  ///< null once moved from
+  /// False once the team is destroyed; shared with the team, so that a Thread that outlives its
+  /// team (a misuse) gets an error instead of touching freed memory.
   std::shared_ptr<const std::atomic<bool>> alive_;
-  // Where this participant's Thread object lives now (moves update it, destruction clears it),
-  // shared with the OS thread that created it, for current_thread().
+  /// Where this participant's Thread object lives now (moves update it, destruction clears it),
+  /// shared with the OS thread that created it, for current_thread().
   std::shared_ptr<std::atomic<Thread*>> self_;
   int local_ = 0;
   int rank_ = 0;
@@ -368,11 +383,23 @@ class TLC_API Thread {
   int uncaught_at_attach_ = 0;
 };
 
-// The participant the calling OS thread runs as (inside Team::run) or has attached
-// (Team::attach), wherever its Thread object has been moved since, or nullptr (none, or that
-// Thread has been destroyed): for library code deep in an application (a dot product with no
-// context argument) that must reach the team. A Thread handed to another OS thread stays the
-// current participant of the thread that attached it.
+/// The participant the calling OS thread runs as (inside Team::run) or has attached
+/// (Team::attach), wherever its Thread object has been moved since, or nullptr (none, or that
+/// Thread has been destroyed): for library code deep in an application (a dot product with no
+/// context argument) that must reach the team. A Thread handed to another OS thread stays the
+/// current participant of the thread that attached it.
 TLC_API Thread* current_thread() noexcept;
+
+/// The same participant as a reference, for code that must run on a participant: outside a
+/// Team::run body or an attachment (where current_thread() is nullptr and dereferencing it would
+/// crash) it throws tlc::Error with code invalid_argument. Guard code that may also run outside
+/// a team with `if (tlc::Thread* me = tlc::current_thread())` instead.
+inline Thread& this_thread() {
+  if (Thread* me = current_thread()) return *me;
+  throw Error(Errc::invalid_argument,
+              "tlc::this_thread(): the calling thread is no participant of a team (call it "
+              "inside Team::run or between Team::attach and the end of its Thread; "
+              "tlc::current_thread() returns nullptr there instead)");
+}
 
 }  // namespace tlc

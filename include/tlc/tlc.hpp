@@ -1,4 +1,5 @@
-// Umbrella header: everything a tlc program needs.
+/// @file
+/// Umbrella header: everything a tlc program needs.
 #pragma once
 
 #include <tlc/algorithms.hpp>

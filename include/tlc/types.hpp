@@ -1,5 +1,6 @@
-// Element types: what tlc needs to know about T to move and reduce it, without templates past
-// the public surface. MPI datatypes are chosen from this description inside the library.
+/// @file
+/// Element types: what tlc needs to know about T to move and reduce it, without templates past
+/// the public surface. MPI datatypes are chosen from this description inside the library.
 #pragma once
 
 #include <complex>
@@ -10,7 +11,7 @@
 
 namespace tlc {
 
-// Any arithmetic type, std::complex, or a trivially copyable struct (reduced with a user op).
+/// Any arithmetic type, std::complex, or a trivially copyable struct (reduced with a user op).
 template <class T>
 concept Element = std::is_trivially_copyable_v<T> && !std::is_pointer_v<T> && !std::is_const_v<T>;
 
@@ -22,7 +23,7 @@ enum class TypeClass : std::uint8_t {
   floating,
   boolean,
   complex_floating,
-  opaque,  // trivially copyable struct: bytes for MPI, a user op for reductions
+  opaque,  ///< trivially copyable struct: bytes for MPI, a user op for reductions
 };
 
 struct TypeInfo {

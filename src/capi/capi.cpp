@@ -327,17 +327,40 @@ tlc_status tlc_team_run(tlc_team* team, tlc_body body, void* user_data) {
   });
 }
 
-tlc_status tlc_team_attach(tlc_team* team, int local_index, tlc_participant** me) {
+namespace {
+// Both attaches: region_threads < 0 is the unchecked one. The size check is the C++ one
+// (Team::attach(index, region_threads)), so C, Fortran and C++ fail with the same message.
+tlc_status attach(const char* name, tlc_team* team, int local_index, int region_threads,
+                  tlc_participant** me) {
   return guarded([&] {
-    require(me, "tlc_team_attach", "me");
+    require(me, name, "me");
     *me = nullptr;
-    require(team, "tlc_team_attach", "team");
+    require(team, name, "team");
     auto participant = std::make_unique<tlc_participant>();
-    participant->attached.emplace(team->team.attach(local_index));
+    if (region_threads < 0)
+      participant->attached.emplace(team->team.attach(local_index));
+    else
+      participant->attached.emplace(team->team.attach(local_index, region_threads));
     participant->thread = &*participant->attached;
     *me = participant.release();
     capi::set_current(*me);
   });
+}
+}  // namespace
+
+tlc_status tlc_team_attach(tlc_team* team, int local_index, tlc_participant** me) {
+  return attach("tlc_team_attach", team, local_index, -1, me);
+}
+
+tlc_status tlc_team_attach_checked(tlc_team* team, int local_index, int region_threads,
+                                   tlc_participant** me) {
+  if (region_threads < 0) {
+    if (me) *me = nullptr;
+    return capi::fail(TLC_ERR_INVALID_ARGUMENT, "tlc_team_attach_checked: region_threads = " +
+                                                    std::to_string(region_threads) +
+                                                    " is negative");
+  }
+  return attach("tlc_team_attach_checked", team, local_index, region_threads, me);
 }
 
 tlc_status tlc_team_detach(tlc_participant** me) {

@@ -53,7 +53,7 @@ module tlc
   end interface
 
   public :: tlc_user_function, tlc_body
-  public :: tlc_init, tlc_finalize, tlc_error_message
+  public :: tlc_init, tlc_finalize, tlc_error_message, tlc_version
   public :: tlc_team_create, tlc_team_free, tlc_team_run, tlc_team_attach, tlc_team_detach
   public :: tlc_team_threads, tlc_team_size, tlc_team_process, tlc_team_processes
   public :: tlc_rank, tlc_size, tlc_local_index, tlc_threads, tlc_process, tlc_processes
@@ -87,6 +87,10 @@ module tlc
       import :: c_ptr
       type(c_ptr) :: message
     end function c_error_message
+    function c_version() bind(c, name="tlc_version") result(version)
+      import :: c_ptr
+      type(c_ptr) :: version
+    end function c_version
     function c_strlen(s) bind(c, name="strlen") result(n)
       import :: c_ptr, c_size_t
       type(c_ptr), value :: s
@@ -122,6 +126,14 @@ module tlc
       type(c_ptr), intent(out) :: me
       integer(c_int) :: status
     end function c_team_attach
+    function c_team_attach_checked(team, local_index, region_threads, me) &
+        bind(c, name="tlc_team_attach_checked") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: team
+      integer(c_int), value :: local_index, region_threads
+      type(c_ptr), intent(out) :: me
+      integer(c_int) :: status
+    end function c_team_attach_checked
     function c_team_detach(me) bind(c, name="tlc_team_detach") result(status)
       import :: c_ptr, c_int
       type(c_ptr), intent(inout) :: me
@@ -262,19 +274,31 @@ module tlc
 contains
 
   ! The message of the most recent failed call on the calling thread.
+  ! The message of the calling thread's last failure ('' if none).
   function tlc_error_message() result(message)
     character(len=:), allocatable :: message
-    type(c_ptr) :: text
+    message = f_string(c_error_message())
+  end function tlc_error_message
+
+  ! The library's version, 'major.minor.patch' (the C tlc_version(), TLC_VERSION_STRING).
+  function tlc_version() result(version)
+    character(len=:), allocatable :: version
+    version = f_string(c_version())
+  end function tlc_version
+
+  ! A Fortran copy of a NUL-terminated C string.
+  function f_string(text) result(string)
+    type(c_ptr), intent(in) :: text
+    character(len=:), allocatable :: string
     character(kind=c_char), pointer :: chars(:)
     integer :: i, n
-    text = c_error_message()
     n = int(c_strlen(text))
     call c_f_pointer(text, chars, [n])
-    allocate (character(len=n) :: message)
+    allocate (character(len=n) :: string)
     do i = 1, n
-      message(i:i) = chars(i)
+      string(i:i) = chars(i)
     end do
-  end function tlc_error_message
+  end function f_string
 
   ! The one place that turns a status into ierr, or into a stop when ierr is absent.
   subroutine finish(status, where, ierr)
@@ -369,13 +393,23 @@ contains
   end subroutine tlc_team_run
 
   ! The calling thread (e.g. of an OpenMP region) becomes participant local_index of the team.
-  subroutine tlc_team_attach(team, local_index, me, ierr)
+  ! With region_threads (OpenMP: omp_get_num_threads()), a region of another size than the
+  ! team's threads fails at once (TLC_ERR_INVALID_ARGUMENT, the message names both sizes)
+  ! instead of hanging in its first collective: tlc_team_attach_checked of the C interface.
+  subroutine tlc_team_attach(team, local_index, me, ierr, region_threads)
     type(tlc_team), intent(in) :: team
     integer, intent(in) :: local_index
     type(tlc_participant), intent(out) :: me
     integer, intent(out), optional :: ierr
-    call finish(c_team_attach(team%handle, int(local_index, c_int), me%handle), &
-                'tlc_team_attach', ierr)
+    integer, intent(in), optional :: region_threads
+    if (present(region_threads)) then
+      call finish(c_team_attach_checked(team%handle, int(local_index, c_int), &
+                                        int(region_threads, c_int), me%handle), &
+                  'tlc_team_attach', ierr)
+    else
+      call finish(c_team_attach(team%handle, int(local_index, c_int), me%handle), &
+                  'tlc_team_attach', ierr)
+    end if
   end subroutine tlc_team_attach
 
   subroutine tlc_team_detach(me, ierr)

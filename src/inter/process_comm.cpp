@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include <tlc/environment.hpp>
 #include <tlc/error.hpp>
 
 #include "inter/mpi_check.hpp"
@@ -157,7 +158,8 @@ bool check_thread_level() {
   check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
   if (provided < MPI_THREAD_SERIALIZED)
     throw Error(Errc::unsupported,
-                "tlc: MPI provides thread level " + std::to_string(provided) +
+                std::string("tlc: MPI provides thread level ") +
+                    Environment::thread_level_name(provided) +
                     " but tlc needs at least MPI_THREAD_SERIALIZED (MPI_THREAD_MULTIPLE "
                     "recommended): team threads other than the main thread call MPI");
   g_serialize_mpi = provided < MPI_THREAD_MULTIPLE;

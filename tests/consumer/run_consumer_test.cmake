@@ -9,12 +9,17 @@
 #   4. <mpiexec> -n 2 tlc_consumer     (TLC_NODE=process TLC_PIN=0 come from the test's environment)
 #   5. the same program built by project/Makefile (mpicxx and `pkg-config --cflags --libs tlc`
 #      against the installed tlc.pc), and run the same way
+#   6. the C-only (project_c/) and Fortran-only (project_fortran/, when the package has the
+#      module) programs, each by CMake and by its Makefile (mpicc / mpif90 and pkg-config), each
+#      run on one and two processes
+#   7. when the other MPI's mpicc is installed: find_package(tlc) and the pkg-config link with it
+#      must fail, naming the problem
 # Any failure prints "tlc_consumer_package FAILED: <step>" (the test's FAIL_REGULAR_EXPRESSION).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var KIND TLC_VERSION TLC_BUILD_DIR PREFIX CONSUMER_SOURCE_DIR CONSUMER_BINARY_DIR
-            GENERATOR CXX_COMPILER MPIEXEC_EXECUTABLE MPI_CXX_COMPILER PKG_CONFIG_EXECUTABLE
-            MAKE_EXECUTABLE)
+            GENERATOR CXX_COMPILER C_COMPILER MPIEXEC_EXECUTABLE MPI_CXX_COMPILER
+            PKG_CONFIG_EXECUTABLE MAKE_EXECUTABLE)
   if("${${var}}" STREQUAL "" OR "${${var}}" MATCHES "-NOTFOUND$")
     message(FATAL_ERROR "tlc_consumer_package FAILED: ${var} is not set or not found")
   endif()
@@ -145,8 +150,9 @@ if(NOT EXISTS "${_exe}")
   fail("${KIND}: consumer executable ${_exe} was not built")
 endif()
 
-# A program linked against the shared package loads libtlc.so.<major> (its SONAME), and one
-# linked against the static package does not load libtlc at all.
+# A program linked against the shared package loads libtlc.so.<major> (its SONAME; a Fortran
+# program libtlc_fortran.so.<major>), and one linked against the static package does not load
+# libtlc at all.
 function(check_linkage exe)
   if("${OBJDUMP}" STREQUAL "" OR "${OBJDUMP}" MATCHES "-NOTFOUND$")
     return()
@@ -155,8 +161,9 @@ function(check_linkage exe)
   if(NOT _rc STREQUAL "0")
     fail("${KIND}: objdump -p ${exe} exited with '${_rc}'")
   endif()
+  # libtlc, or for a Fortran program libtlc_fortran (which needs libtlc itself), by SONAME.
   string(REGEX MATCHALL "NEEDED +libtlc[^\n]*" _needed "${_headers}")
-  if(KIND STREQUAL "shared" AND NOT _needed MATCHES "NEEDED +libtlc\\.so\\.${_major}$")
+  if(KIND STREQUAL "shared" AND NOT _needed MATCHES "NEEDED +libtlc(_fortran)?\\.so\\.${_major}$")
     fail("shared: ${exe} does not need libtlc.so.${_major} (its libtlc entries: '${_needed}')")
   elseif(KIND STREQUAL "static" AND _needed)
     fail("static: ${exe} needs a shared libtlc: '${_needed}'")
@@ -202,4 +209,83 @@ set(_pc_exe "${_make_dir}/tlc_consumer_pkgconfig")
 check_linkage("${_pc_exe}")
 run_step(pkgconfig-run "${MPIEXEC_EXECUTABLE}" ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS}
          "${_pc_exe}" ${MPIEXEC_POSTFLAGS})
+
+# 6. The C-only and the Fortran-only projects (project_c/, project_fortran/), each built as a
+#    CMake project (find_package(tlc) in a project without C++) and by a plain Makefile with the
+#    C or Fortran MPI wrapper and pkg-config (tlc, tlc-fortran), and each run on one and two
+#    processes.
+function(run_program name exe)
+  foreach(np 1 2)
+    run_step(${name}-np${np} "${MPIEXEC_EXECUTABLE}" ${MPIEXEC_NUMPROC_FLAG} ${np}
+             ${MPIEXEC_PREFLAGS} "${exe}" ${MPIEXEC_POSTFLAGS})
+  endforeach()
+endfunction()
+# What the tlc.pc of this build must say beyond the requirement checked above: its MPI and
+# licence.
+execute_process(COMMAND "${PKG_CONFIG_EXECUTABLE}" --variable=mpi tlc OUTPUT_VARIABLE _pc_mpi
+                OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT "${MPI_VENDOR}" STREQUAL "" AND NOT _pc_mpi STREQUAL MPI_VENDOR)
+  fail("${KIND}: pkg-config --variable=mpi tlc gave '${_pc_mpi}', expected '${MPI_VENDOR}'")
+endif()
+set(_languages C)
+if(EXISTS "${_pc_dir}/tlc-fortran.pc")
+  list(APPEND _languages Fortran)
+endif()
+foreach(lang IN LISTS _languages)
+  string(TOLOWER "${lang}" _lower)
+  set(_wrapper "${MPI_${lang}_WRAPPER}")
+  if("${_wrapper}" STREQUAL "" OR "${_wrapper}" MATCHES "-NOTFOUND$")
+    fail("${KIND}: no MPI ${lang} wrapper for the ${_lower} consumer")
+  endif()
+  set(_dir "${CONSUMER_BINARY_DIR}/${_lower}")
+  set(_flags "-DCMAKE_${lang}_FLAGS=${CXX_FLAGS}" "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}")
+  run_step(${_lower}-configure "${CMAKE_COMMAND}" -S "${CONSUMER_SOURCE_DIR}_${_lower}" -B "${_dir}"
+           ${_generator_args} "-DCMAKE_${lang}_COMPILER=${${lang}_COMPILER}"
+           "-DCMAKE_PREFIX_PATH=${PREFIX}" "-DMPI_${lang}_COMPILER=${_wrapper}"
+           "-DMPIEXEC_EXECUTABLE=${MPIEXEC_EXECUTABLE}"
+           "-DPKG_CONFIG_EXECUTABLE=${PKG_CONFIG_EXECUTABLE}" ${_flags})
+  run_step(${_lower}-build "${CMAKE_COMMAND}" --build "${_dir}" ${_config_args})
+  file(READ "${_dir}/consumer-executable-${TLC_CONFIG}.txt" _exe)
+  string(STRIP "${_exe}" _exe)
+  check_linkage("${_exe}")
+  run_program(${_lower}-run "${_exe}")
+  if(lang STREQUAL "C")
+    set(_make_vars "MPICC=${_wrapper}" "CFLAGS=${CXX_FLAGS}")
+  else()
+    set(_make_vars "MPIFC=${_wrapper}" "FFLAGS=${CXX_FLAGS}")
+  endif()
+  run_step(${_lower}-pkgconfig-make "${MAKE_EXECUTABLE}" -C "${CONSUMER_SOURCE_DIR}_${_lower}"
+           "O=${_make_dir}" "PKG_CONFIG=${PKG_CONFIG_EXECUTABLE}" ${_make_vars})
+  set(_pc_exe "${_make_dir}/tlc_consumer_${_lower}_pkgconfig")
+  check_linkage("${_pc_exe}")
+  run_program(${_lower}-pkgconfig-run "${_pc_exe}")
+endforeach()
+
+# 7. The other MPI's C wrapper, when installed, must be refused: by find_package(tlc) at
+#    configure time and by the linker for the pkg-config build, each with a message naming the
+#    problem (include/tlc/detail/mpi_check.h, tlcConfig.cmake).
+if(NOT "${OTHER_MPI_VENDOR}" STREQUAL "" AND EXISTS "${OTHER_MPI_C_WRAPPER}")
+  set(_dir "${CONSUMER_BINARY_DIR}/c-other-mpi")
+  execute_process(COMMAND "${CMAKE_COMMAND}" -S "${CONSUMER_SOURCE_DIR}_c" -B "${_dir}"
+                          ${_generator_args} "-DCMAKE_C_COMPILER=${C_COMPILER}"
+                          "-DCMAKE_PREFIX_PATH=${PREFIX}"
+                          "-DMPI_C_COMPILER=${OTHER_MPI_C_WRAPPER}"
+                          "-DPKG_CONFIG_EXECUTABLE=${PKG_CONFIG_EXECUTABLE}"
+                  RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
+  string(REGEX REPLACE "[ \n]+" " " _out "${_out}")
+  if(_rc STREQUAL "0" OR NOT _out MATCHES "tlc was built with ${MPI_VENDOR}, but this project's C MPI")
+    fail("${KIND}: find_package(tlc) with ${OTHER_MPI_C_WRAPPER} should fail naming both MPIs (exit ${_rc}): ${_out}")
+  endif()
+  message(STATUS "[${KIND} other-mpi-cmake] refused as expected")
+  set(_other_dir "${_make_dir}/other-mpi")
+  file(MAKE_DIRECTORY "${_other_dir}")
+  execute_process(COMMAND "${MAKE_EXECUTABLE}" -C "${CONSUMER_SOURCE_DIR}_c" "O=${_other_dir}"
+                          "MPICC=${OTHER_MPI_C_WRAPPER}" "PKG_CONFIG=${PKG_CONFIG_EXECUTABLE}"
+                          "CFLAGS=${CXX_FLAGS}"
+                  RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
+  if(_rc STREQUAL "0" OR NOT _out MATCHES "undefined reference to .tlc_built_with_${OTHER_MPI_VENDOR}")
+    fail("${KIND}: linking with ${OTHER_MPI_C_WRAPPER} should fail on tlc_built_with_${OTHER_MPI_VENDOR} (exit ${_rc}): ${_out}")
+  endif()
+  message(STATUS "[${KIND} other-mpi-pkgconfig] refused as expected")
+endif()
 message(STATUS "tlc_consumer_package.${KIND}: all steps succeeded")

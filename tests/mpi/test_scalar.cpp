@@ -59,10 +59,23 @@ TEST(Scalar, EveryReductionOfOneValue) {
     expect(me.scan(map_of(r), Compose{}) == below, "scan of a non-commutative op");
     // Deep in the application.
     expect(tlc::current_thread() == &me, "current_thread inside run");
+    expect(&tlc::this_thread() == &me, "this_thread inside run");
     expect(global_dot(1.0) == N, "allreduce through current_thread");
   });
   expect_clean(outcomes, "scalar forms");
   EXPECT_EQ(tlc::current_thread(), nullptr) << "the main thread runs as no participant";
+}
+
+// Outside any team, the checked accessor throws (where dereferencing current_thread() would
+// crash), with the code and a message that says where it may be called.
+TEST(Scalar, ThisThreadOutsideATeamThrows) {
+  try {
+    (void)tlc::this_thread();
+    ADD_FAILURE() << "tlc::this_thread() returned on a thread that is no participant";
+  } catch (const tlc::Error& e) {
+    EXPECT_EQ(e.code(), tlc::Errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("no participant"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Scalar, CurrentThreadFollowsAttachAndEndsWithIt) {

@@ -17,6 +17,9 @@ class Tlc(CMakePackage):
     # (docs/packaging.md). Set `git` here once the repository is published.
     version("main", branch="main")
 
+    # SPDX identifier of LICENSE (also the `license` variable of tlc.pc).
+    license("BSD-3-Clause")
+
     variant("shared", default=True, description="Build libtlc as a shared library")
     variant("fortran", default=False, description="Build the C API's Fortran 2008 module")
     variant("bench", default=False, description="Build and install tlc-bench (needs OpenMP)")
