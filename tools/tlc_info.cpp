@@ -359,7 +359,8 @@ int print_prediction(const Settings& settings) {
   s.leaders = td::LeaderPolicy::by_plan;
   if (config.pipeline_chunk_asked) s.pipeline_chunk_bytes = config.pipeline_chunk_asked;
   if (settings.lane_parallelism > 0) s.costs.lane_parallelism = settings.lane_parallelism;
-  const td::TeamShape shape{P, T, L, std::min(settings.numa_domains, T), P * T, true};
+  td::TeamShape shape{P, T, L, std::min(settings.numa_domains, T), P * T, true};
+  shape.most_threads = T;
   const td::Planner planner(shape, s);
 
   const char* file = std::getenv("TLC_TUNING");

@@ -40,8 +40,11 @@ struct CostParameters {
   double lane_memory_bandwidth = 10e9;
   // Messages past the eager limit (eager_kib) go by the rendezvous protocol, whose handshake
   // adds to their start-up (handshake_us); 0: no such step in the times.
-  double eager_bytes = 16 * 1024;
-  double handshake = 0;
+  // Defaults: MPICH's (ch4:ucx) switch at 8 KiB, and a handshake of about a round trip (two
+  // alpha); without them a 16 KiB message priced as eager made the plan prefer one message of
+  // 16 KiB to two of 8 KiB or MPI's own call (docs/model.md).
+  double eager_bytes = 8 * 1024;
+  double handshake = 4e-6;
   double reduce_bandwidth = 5e9;  // bytes/s one thread reduces (reduce_gbs)
   double rendezvous = 0.5e-6;     // seconds per intra-process rendezvous (sync_us)
   // Intra-process copies (predict_call only): bytes/s one thread copies while the others copy

@@ -272,8 +272,8 @@ TEST(PredictCall, PipeliningOverlapsWhereThreadsAreToSpare) {
 
 TEST(PredictCall, AlltoallIsPricedPerRankBlock) {
   // Two processes of two threads, n bytes per block: each process pair exchanges T*T*n bytes
-  // in one step of MPICH's pairwise exchange.
-  const std::size_t n = 4096;
+  // in one step of MPICH's pairwise exchange (one message, below the eager limit).
+  const std::size_t n = 1024;
   const CostParameters c;
   EXPECT_DOUBLE_EQ(
       *predict(Algorithm::hierarchical, {Collective::alltoall, n, 2, 4, 1, true, true}, c),
