@@ -173,9 +173,10 @@ class Planner {
   bool led_by_arrival(const PlanQuery& q) const;
   bool can_serve(const PlanQuery& q, Algorithm a, const char*& why) const;
   Algorithm cheapest(Collective c, std::size_t bytes, bool commutative) const;
-  // Whether the cost table may choose a: every algorithm but the one led by arrival, which is
-  // asked for (TLC_LEADERS) and chosen by cost only where it was measured at this shape (the
-  // model prices it as hierarchical plus a copy, so it would never win on the model alone).
+  // Whether the cost table may choose a: every algorithm but the one led by arrival, which the
+  // table chooses only with the default leaders (TLC_LEADERS=auto) and only where it was
+  // measured at this shape (the model prices it as hierarchical plus a copy, so it would never
+  // win on the model alone); elsewhere led_by_arrival decides.
   bool chosen_by_cost(Collective c, Algorithm a) const noexcept;
   // What the planner compares: a's whole call for q priced on what every process shares, scaled
   // to the measured times where the team's shape was measured.
