@@ -52,22 +52,19 @@ void TeamImpl::begin_step(ThreadSlot& s, std::uint64_t k) {
   waiter_.notify();
   wait_all_begun(k);
   const int parity = static_cast<int>(k & 1);
-  for (int i = 0; i < threads_; ++i)
-    if (fingerprint(i, parity).led_by_arrival) {
-      // Threads that disagree about the call took different plans: the other one runs the
-      // protocol led by arrival and will not wait for this verdict. Abort so it does not hang.
-      std::string why;
-      Errc code = Errc::mismatch;
-      try {
-        check_fingerprints(parity);  // throws: this thread's fingerprint differs from thread i's
-      } catch (const Error& e) {
-        why = e.what();
-        code = e.code();
+  try {
+    check_fingerprints(parity);
+  } catch (const Error& e) {
+    // A thread that began this call led by arrival (it differs from this one's fingerprint, so
+    // the check threw) does not wait for this verdict: the threads disagree about the call and
+    // the plan depends on what they disagree about. Abort so that it does not hang.
+    for (int i = 0; i < threads_; ++i)
+      if (fingerprint(i, parity).led_by_arrival) {
+        if (!aborted()) abort(e.what());
+        break;
       }
-      abort(why);
-      throw Error(code, why);
-    }
-  check_fingerprints(parity);
+    throw;
+  }
 }
 
 void TeamImpl::wait_all_begun(std::uint64_t k) {

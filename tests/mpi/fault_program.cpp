@@ -49,10 +49,12 @@
 //                  how the failed bcast ended on process 0, which, once it waits for process 1,
 //                  hears of the failure and says the team is gone. Nobody may return data.
 //   threads-disagree-plans   2 threads each, no time-out, the default leaders. Process 1's
-//                  thread 1 passes 8 bytes to an allreduce the others pass 8 KiB to: the plan
-//                  leads the large call by arrival and the small one not, so the threads run
+//                  thread 1 passes 8 MiB to a reduce the others pass 1 KiB to: the plan leads
+//                  the small call by arrival and the large one not, so the threads run
 //                  different protocols. The static one meets the others in the begin step,
-//                  aborts the team and throws; every thread of both processes gets an error.
+//                  aborts the team and throws. The program catches the error and calls a
+//                  barrier: every thread gets TeamAborted there (the threads that left the
+//                  reduce early would otherwise wait for the failed call's departures).
 // The other scenarios keep static leaders (their subject is the static plans) unless they force
 // an algorithm led by arrival.
 // Every thread prints what it caught: "process P thread T: <what>".
@@ -98,8 +100,18 @@ int run(const std::string& scenario) {
       try {
         const bool odd_one = me.process() == 1 && me.local_index() == 1;
         if (scenario == "threads-disagree-plans") {
-          const std::size_t n = odd_one ? 1 : 1024;
-          me.allreduce(std::span<const double>(send.data(), n), std::span<double>(recv.data(), n));
+          // 8 MiB: a static reduce; 1 KiB: led by arrival, where the other threads of process 1
+          // deposit and leave, and the root waits for a last arriver that never comes.
+          const std::size_t n = odd_one ? std::size_t{1} << 20 : 128;
+          std::vector<double> big_send(n, 1.0), big_recv(n);
+          try {
+            me.reduce(std::span<const double>(big_send), std::span<double>(big_recv), 0);
+          } catch (const tlc::Error& e) {
+            report(me, std::string("reduce: ") + e.what());  // and carry on, as a program may
+          }
+          // Threads that left the reduce early learn of its failure in their next call; nobody
+          // may wait there for a thread of the failed call.
+          me.barrier();
         } else if (scenario == "peer-bad-argument") {
           me.allreduce(std::span<const double>(send),
                        std::span<double>(recv.data(), odd_one ? recv.size() - 1 : recv.size()));
