@@ -47,7 +47,7 @@ void bruck_allgather(ProcessComm& lane, std::byte* buf, std::size_t block_bytes)
 
 // ---- barrier (p2p_barrier.cpp) ----
 
-// Returns once every process of the lane has called it. Dissemination, [Thakur] sec. 4:
+// Returns once every process of the lane has called it. Dissemination, [Hensgen]:
 // ceil(lg P) alpha.
 void dissemination_barrier(ProcessComm& lane);
 

@@ -3,12 +3,10 @@
 
 namespace tlc::detail::p2p {
 
-// Dissemination barrier (Hensgen, Finkel & Manber; MPICH's MPI_Barrier for any P, [Thakur]
-// sec. 4): in round k = 0 .. ceil(lg P) - 1 every process sends one byte to (rank + 2^k) mod P
-// and receives one from (rank - 2^k) mod P; after the last round every process has heard,
-// directly or through others, from every process. Each round's receive is posted before its
-// send, and a round ends when both complete.
-// Cost: ceil(lg P) alpha.
+// Dissemination barrier ([Hensgen], docs/references.md): in round k = 0 .. ceil(lg P) - 1 every
+// process sends one byte to (rank + 2^k) mod P and receives one from (rank - 2^k) mod P; after the
+// last round every process has heard, directly or through others, from every process. Each round's
+// receive is posted before its send, and a round ends when both complete. Cost: ceil(lg P) alpha.
 void dissemination_barrier(ProcessComm& lane) {
   const int size = lane.size(), rank = lane.rank();
   // One byte each way: zero-byte messages are never sent by these algorithms (util::isend).
