@@ -25,7 +25,7 @@ void run_two_level(TeamImpl& team, int me, CallDescriptor d);  // algo/two_level
 // multi-sender algorithm).
 void run_across_processes(TeamImpl& team, int me, CallDescriptor d, const Plan& plan);
 // Calls led by arrival (Algorithm::dynamic: bcast, scatter, reduce, allreduce,
-// reduce_scatter_block, scan, exscan, alltoall), one process or several (algo/arrival.cpp).
+// reduce_scatter_block, scan, exscan, alltoall), one process or several (algo/arrival/).
 void run_led_by_arrival(TeamImpl& team, int me, CallDescriptor d);
 // Points d's contribution at a copy private to the calling thread (algo/entry.cpp), for in-place
 // calls whose output is written while other threads still read the input. The copy lives until

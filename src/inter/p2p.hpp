@@ -78,7 +78,7 @@ void isend_alltoallv(ProcessComm& lane, const std::byte* send,
                      std::span<const std::size_t> recv_displs);
 
 // ---- fragments: messages gathered from several buffers (p2p_alltoall.cpp) ----
-// The alltoall led by arrival (algo/arrival.cpp) sends the blocks of several threads for one
+// The alltoall led by arrival (algo/arrival/alltoall.cpp) sends the blocks of several threads for one
 // destination in one message, and its receiver does not know in advance how the sender grouped
 // them ([Parsons] section 3.7.3, opportunistic fragmentation).
 

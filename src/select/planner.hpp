@@ -30,7 +30,7 @@
 namespace tlc::detail {
 
 // Who performs the inter-process step: statically thread 0 on the process communicator or each
-// lane's thread on its lane, or the thread elected by its arrival (algo/arrival.cpp).
+// lane's thread on its lane, or the thread elected by its arrival (algo/arrival/).
 enum class Leader : std::uint8_t { first_thread, lane_threads, arrival, none };
 const char* to_string(Leader l) noexcept;
 

@@ -90,7 +90,7 @@ struct CallFingerprint {
   std::int32_t root = -1;
   std::uint32_t type_size = 0;
   std::uint16_t type_alignment = 0;
-  // Begun by the protocol of the calls led by arrival (algo/arrival.cpp): a thread whose plan is
+  // Begun by the protocol of the calls led by arrival (algo/arrival/): a thread whose plan is
   // static and that meets it in a call (the threads disagree about the call, and the plan
   // depends on what they disagree about) aborts the team, since the other thread does not wait
   // for its verdict.
@@ -166,7 +166,7 @@ struct StatsCounters {
 };
 
 // A thread's private copy of what it contributes to a call it leaves before the others arrive
-// (algo/arrival.cpp): grown by its owner only, read by others until the call is complete.
+// (algo/arrival/): grown by its owner only, read by others until the call is complete.
 class DepositBuffer {
  public:
   std::byte* reserve(std::size_t bytes) {
@@ -194,7 +194,7 @@ struct alignas(cache_line_size) ThreadSlot {
   // Progress flags of pipelined algorithms (chunks produced / sent / consumed), each written by
   // the owning thread only and counting chunks over the team's lifetime.
   Flag posted[3];
-  // Calls led by arrival (algo/arrival.cpp): the number of the last such call whose contribution
+  // Calls led by arrival (algo/arrival/): the number of the last such call whose contribution
   // this thread has copied into `deposit`, and the copy.
   Flag deposited;
   DepositBuffer deposit;
@@ -207,7 +207,7 @@ struct alignas(cache_line_size) ThreadSlot {
   std::uint64_t arrival_calls = 0;
   std::uint64_t last_arrival_call = 0;
   // Block copies into or out of this thread's buffers that the calls led by arrival it entered
-  // expect of the others, in all (algo/arrival.cpp: alltoall, reduce_scatter_block, allreduce).
+  // expect of the others, in all (algo/arrival/: alltoall, reduce_scatter_block, allreduce).
   std::uint64_t copies_due = 0;
   PlanCache plans;                // the plans this thread asked for
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
@@ -221,7 +221,7 @@ struct alignas(cache_line_size) ThreadSlot {
   std::array<StatsCounters, collective_count> counters{};
 };
 
-// What the threads of one call led by arrival share (algo/arrival.cpp). At most one such call
+// What the threads of one call led by arrival share (algo/arrival/). At most one such call
 // is in progress at a time: a thread entering any call first waits until the previous call, if
 // it was led by arrival, is complete (TeamImpl::wait_arrival_call_complete), so every value is
 // per call without double buffering. Counters only grow: call m (the m-th such call of the team)
@@ -443,7 +443,7 @@ class TeamImpl {
   // it releases the others, read by them after (until the next call's begin step).
   std::string& process_verdict() noexcept { return process_verdict_; }
 
-  // --- Calls led by arrival (algo/arrival.cpp) ---
+  // --- Calls led by arrival (algo/arrival/) ---
   ArrivalState& arrival() noexcept { return arrival_; }
   // How many calls led by arrival thread me has entered (the current one included).
   std::uint64_t arrival_calls(int me) const noexcept {
