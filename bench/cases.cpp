@@ -198,7 +198,7 @@ class TlcCase : public Case {
     const tlc::detail::Plan p = plan_of(n);
     return std::string(tlc::detail::to_string(p.algorithm)) + ":" + tlc::detail::to_string(p.form) +
            ":" + std::to_string(p.chunk_bytes) + ":" + std::to_string(p.lanes) + ":" +
-           tlc::detail::to_string(p.leader) + (p.one_thread_everywhere ? ":one" : "");
+           tlc::detail::to_string(p.leader()) + (p.one_thread_everywhere ? ":one" : "");
   }
   double predicted(std::size_t n) const override {
     const tlc::detail::Planner& planner = team_.impl().planner();

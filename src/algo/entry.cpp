@@ -52,7 +52,7 @@ bool in_place_output_races(const CallDescriptor& d, Form form) {
       in_place_output_races(d, plan.form))
     publish_private_copy(d);
   if (c == Collective::barrier) return barrier_across(team, me, std::move(d), plan);
-  if (plan.leader == Leader::arrival) return run_led_by_arrival(team, me, std::move(d));
+  if (plan.leader() == Leader::arrival) return run_led_by_arrival(team, me, std::move(d));
   switch (plan.form) {
     case Form::inline_line:  // calls that fit a begin line took the inline form already
     case Form::carried:

@@ -44,7 +44,7 @@ class Pipeline {
       : team_(team), me_(me), e_(element_size), n_(count) {
     // Who drives the network step is the plan's to say (src/select/): thread 0 on the process
     // communicator, or each lane's thread on its lane.
-    on_lanes_ = plan.leader == Leader::lane_threads;
+    on_lanes_ = plan.leader() == Leader::lane_threads;
     lanes_ = on_lanes_ ? plan.lanes : 1;
     if (plan.form == Form::pipelined) {
       chunk_ = chunk_elements(plan, element_size, pieces);

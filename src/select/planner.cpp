@@ -387,12 +387,10 @@ std::optional<Plan> Planner::in_form(const PlanQuery& q, Algorithm a, std::optio
   p.algorithm = a;
   if (a == Algorithm::dynamic) {  // one form: its own protocol, on the process communicator
     p.form = Form::staged;
-    p.leader = Leader::arrival;
     p.one_thread_everywhere = shape_.equal_processes && shape_.threads == 1;
     return p;  // f can only be staged: the registry gives it no other form
   }
   if (shape_.processes == 1) {
-    p.leader = Leader::none;
     p.lanes = 0;
     switch (a) {
       case Algorithm::hierarchical:  // nothing between processes: the single-process work
@@ -417,7 +415,6 @@ std::optional<Plan> Planner::in_form(const PlanQuery& q, Algorithm a, std::optio
     }
   }
   p.lanes = uses_lanes(a) ? shape_.lanes : 1;
-  p.leader = uses_lanes(a) ? Leader::lane_threads : Leader::first_thread;
   p.one_thread_everywhere = shape_.equal_processes && shape_.threads == 1;
   if (c == Collective::barrier) {
     p.form = Form::staged;
@@ -591,7 +588,7 @@ Selection select_algorithm(const SelectionQuery& q) {
   selection.form = detail::to_string(plan.form);
   selection.chunk_bytes = plan.chunk_bytes;
   selection.lanes = plan.lanes;
-  selection.leader = detail::to_string(plan.leader);
+  selection.leader = detail::to_string(plan.leader());
   if (plan.fell_back) selection.fallback = reason;
   for (const auto& [algorithm, seconds] : planner.predictions(query))
     selection.predicted_seconds.emplace_back(detail::to_string(algorithm), seconds);

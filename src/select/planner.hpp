@@ -34,17 +34,26 @@ namespace tlc::detail {
 enum class Leader : std::uint8_t { first_thread, lane_threads, arrival, none };
 const char* to_string(Leader l) noexcept;
 
+// Who leads is recorded once, by the algorithm and the lanes: leader() derives it, so that a
+// plan cannot say "led by arrival" in one field and run a static algorithm by another.
 struct Plan {
   Algorithm algorithm = Algorithm::hierarchical;
+  // The arrival-led algorithms (dynamic) have one form, their own protocol: staged, which is
+  // what they do (deposits, then one step on the process communicator); the form is not read.
   Form form = Form::staged;
   std::size_t chunk_bytes = 0;  // pipelined: bytes per lane of one chunk
-  int lanes = 1;                // lanes the network step drives (1: the process communicator)
-  Leader leader = Leader::first_thread;
+  int lanes = 1;  // lanes the network step drives (1: the process communicator; 0: one process)
   // Processes all hold blocks of the same size in one thread each: the direct form may call MPI's
   // non-v collective (MPI_Allgather, MPI_Alltoall, MPI_Reduce_scatter_block).
   bool one_thread_everywhere = false;
   bool fell_back = false;  // a forced choice could not serve this call
   friend bool operator==(const Plan&, const Plan&) = default;
+
+  constexpr Leader leader() const noexcept {
+    if (algorithm == Algorithm::dynamic) return Leader::arrival;
+    if (lanes == 0) return Leader::none;
+    return uses_lanes(algorithm) ? Leader::lane_threads : Leader::first_thread;
+  }
 };
 
 // What the planner may look at of the team. Everything but `threads` and `numa_groups` is the

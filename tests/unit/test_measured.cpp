@@ -188,7 +188,7 @@ TEST(MeasuredTimes, ArrivalLedBcastOnlyWhereMeasuredFaster) {
     EXPECT_NE(plain.plan(call(Collective::bcast, n)).algorithm, Algorithm::dynamic) << n;
   const Plan small = measured.plan(call(Collective::bcast, 512));
   EXPECT_EQ(small.algorithm, Algorithm::dynamic);
-  EXPECT_EQ(small.leader, Leader::arrival);
+  EXPECT_EQ(small.leader(), Leader::arrival);
   EXPECT_NE(measured.plan(call(Collective::bcast, 1 << 20)).algorithm, Algorithm::dynamic);
 }
 

@@ -138,7 +138,7 @@ TEST(Planner, ForcedChoicesServeWhereTheyCan) {
   EXPECT_EQ(plan.algorithm, Algorithm::full_lane);
   EXPECT_EQ(plan.form, Form::pipelined);
   EXPECT_EQ(plan.lanes, 3);
-  EXPECT_EQ(plan.leader, Leader::lane_threads);
+  EXPECT_EQ(plan.leader(), Leader::lane_threads);
   EXPECT_FALSE(plan.fell_back);
 }
 
@@ -237,26 +237,27 @@ namespace {
 // one thread everywhere; "static" never does.
 TEST(Planner, LeadersChosenByThePlanByDefault) {
   const Planner team(across(2, 2), PlanSettings{});
-  EXPECT_EQ(team.plan(call(Collective::reduce, 8)).leader, Leader::arrival);
-  EXPECT_EQ(team.plan(call(Collective::bcast, 8 << 10)).leader, Leader::arrival);
-  EXPECT_EQ(team.plan(call(Collective::alltoall, 1 << 10)).leader, Leader::arrival);
-  EXPECT_EQ(team.plan(call(Collective::scan, 1)).leader, Leader::arrival);
-  EXPECT_NE(team.plan(call(Collective::alltoall, 8)).leader, Leader::arrival);      // 64 B blocks
-  EXPECT_NE(team.plan(call(Collective::bcast, 1 << 20)).leader, Leader::arrival);   // 8 MiB
+  EXPECT_EQ(team.plan(call(Collective::reduce, 8)).leader(), Leader::arrival);
+  EXPECT_EQ(team.plan(call(Collective::bcast, 8 << 10)).leader(), Leader::arrival);
+  EXPECT_EQ(team.plan(call(Collective::alltoall, 1 << 10)).leader(), Leader::arrival);
+  EXPECT_EQ(team.plan(call(Collective::scan, 1)).leader(), Leader::arrival);
+  EXPECT_NE(team.plan(call(Collective::alltoall, 8)).leader(), Leader::arrival);     // 64 B blocks
+  EXPECT_NE(team.plan(call(Collective::bcast, 1 << 20)).leader(), Leader::arrival);  // 8 MiB
   for (const std::size_t n : {std::size_t{1}, std::size_t{4} << 10})
-    EXPECT_NE(team.plan(call(Collective::allreduce, n)).leader, Leader::arrival) << n;
-  EXPECT_NE(team.plan(call(Collective::allgather, 1)).leader, Leader::arrival);  // none
+    EXPECT_NE(team.plan(call(Collective::allreduce, n)).leader(), Leader::arrival) << n;
+  EXPECT_NE(team.plan(call(Collective::allgather, 1)).leader(), Leader::arrival);  // none
   // Uneven teams too: one process of two threads is enough.
   EXPECT_EQ(
-      Planner(across(2, 1, 1, false), PlanSettings{}).plan(call(Collective::reduce, 8)).leader,
+      Planner(across(2, 1, 1, false), PlanSettings{}).plan(call(Collective::reduce, 8)).leader(),
       Leader::arrival);
   for (const TeamShape& shape : {across(1, 4), across(3, 1)})
     for (const Collective c : {Collective::reduce, Collective::bcast, Collective::alltoall})
-      EXPECT_NE(Planner(shape, PlanSettings{}).plan(call(c, 8)).leader, Leader::arrival)
+      EXPECT_NE(Planner(shape, PlanSettings{}).plan(call(c, 8)).leader(), Leader::arrival)
           << tlc::to_string(c) << " " << shape.processes << " x " << shape.threads;
   PlanSettings fixed;
   fixed.leaders = LeaderPolicy::fixed;
-  EXPECT_NE(Planner(across(2, 2), fixed).plan(call(Collective::reduce, 8)).leader, Leader::arrival);
+  EXPECT_NE(Planner(across(2, 2), fixed).plan(call(Collective::reduce, 8)).leader(),
+            Leader::arrival);
   // The policy is part of what the processes compare.
   EXPECT_NE(choice_fingerprint(fixed), choice_fingerprint(PlanSettings{}));
 }
@@ -270,7 +271,7 @@ TEST(Planner, LeadersByArrivalWhereAskedFor) {
     const Planner forced(across(processes, 2), reduce_only);
     const Plan p = forced.plan(call(Collective::reduce, 1 << 20));
     EXPECT_EQ(p.algorithm, Algorithm::dynamic);
-    EXPECT_EQ(p.leader, Leader::arrival);
+    EXPECT_EQ(p.leader(), Leader::arrival);
     EXPECT_FALSE(p.fell_back);
     EXPECT_NE(forced.plan(call(Collective::bcast, 8)).algorithm, Algorithm::dynamic);
 
@@ -281,8 +282,8 @@ TEST(Planner, LeadersByArrivalWhereAskedFor) {
                                Collective::allreduce, Collective::reduce_scatter_block,
                                Collective::scan, Collective::exscan, Collective::alltoall})
       for (const std::size_t n : {std::size_t{1}, std::size_t{1} << 20})
-        EXPECT_EQ(team.plan(call(c, n)).leader, Leader::arrival) << tlc::to_string(c) << " " << n;
-    EXPECT_NE(team.plan(call(Collective::allgather, 1)).leader, Leader::arrival);
+        EXPECT_EQ(team.plan(call(c, n)).leader(), Leader::arrival) << tlc::to_string(c) << " " << n;
+    EXPECT_NE(team.plan(call(Collective::allgather, 1)).leader(), Leader::arrival);
     Call small;
     small.collective = Collective::reduce;
     small.op = tlc::detail::BuiltinOp::sum;
