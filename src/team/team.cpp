@@ -174,7 +174,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   if (roster_.processes() > 1) {
     exchange_comm_ = std::make_unique<ProcessComm>(comm_->get(), /*lane=*/true);
     exchange_comm_->set_polite(oversubscribed);
-    alarm_ = std::make_unique<ProcessAlarm>(comm_->get(), agreed[11]);
+    failures_.connect(comm_->get(), agreed[11], process(), processes());
   }
   // From here on a wait inside MPI ends when the team aborts, another process says it failed,
   // or TLC_TIMEOUT expires.
@@ -182,7 +182,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   watch.timeout_seconds = config.timeout_seconds;
   watch.abandoned = [this] { return waiter_.aborted(); };
   watch.why = [this] { return waiter_.abort_reason(); };
-  if (alarm_) watch.listen = [this] { listen(); };
+  if (failures_.connected()) watch.listen = [this] { failures_.listen(); };
   watch.abort_job_on_timeout = config.timeout_aborts_job;
   comm_->set_watch(watch);
   for (auto& lane : lanes_) lane->set_watch(watch);
@@ -213,110 +213,9 @@ TeamImpl::~TeamImpl() {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Failures across processes
+void TeamImpl::abort(const std::string& reason) { failures_.abort(reason); }
 
-thread_local bool TeamImpl::failure_agreed_ = false;
-thread_local std::uint64_t TeamImpl::current_call_ = 0;
-
-void TeamImpl::abort(const std::string& reason) {
-  waiter_.abort(reason);
-  if (!alarm_ || told_broken_.exchange(true)) return;
-  try {
-    alarm_->send(ProcessAlarm::Kind::broken, 0,
-                 "process " + std::to_string(process()) + ": " + reason);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tlc: process %d could not tell the other processes: %s\n", process(),
-                 e.what());
-  }
-}
-
-void TeamImpl::call_failed(int me, const Error& e) {
-  if (std::exchange(failure_agreed_, false) || !alarm_ || aborted()) return;
-  if (e.code() != Errc::invalid_argument && e.code() != Errc::mismatch) {
-    // Found after the call's steps between processes may have started.
-    abort(e.what());
-    return;
-  }
-  const std::uint64_t k = slot(me).calls;
-  std::lock_guard<std::mutex> lock(alarm_mutex_);
-  if (failed_call_ >= k) return;  // another thread of this process has told already
-  failed_call_ = k;
-  // Processes that failed this call too may have said so already.
-  processes_agreeing_ = static_cast<int>(
-      std::erase_if(early_notes_, [k](const ProcessAlarm::Note& n) { return n.call == k; }));
-  unsettled_ = processes_agreeing_ < processes() - 1;
-  update_attention();
-  alarm_->send(ProcessAlarm::Kind::failed_call, k,
-               "process " + std::to_string(process()) + ": " + e.what());
-}
-
-void TeamImpl::listen() {
-  while (std::optional<ProcessAlarm::Note> note = alarm_->receive()) hear(*note);
-  if (!attention_.load(std::memory_order_acquire)) return;
-  std::lock_guard<std::mutex> lock(alarm_mutex_);
-  abort_if_reached_early_note();  // this thread is inside a call that failed elsewhere
-}
-
-void TeamImpl::abort_if_reached_early_note() {
-  const auto reached =
-      std::find_if(early_notes_.begin(), early_notes_.end(),
-                   [](const ProcessAlarm::Note& n) { return n.call <= current_call_; });
-  if (reached == early_notes_.end()) return;
-  const ProcessAlarm::Note note = *reached;
-  early_notes_.clear();
-  update_attention();
-  if (!aborted())
-    abort("call " + std::to_string(note.call) + " of the team failed on " + note.text);
-}
-
-void TeamImpl::hear(const ProcessAlarm::Note& note) {
-  std::lock_guard<std::mutex> lock(alarm_mutex_);
-  if (aborted()) return;
-  if (note.kind == ProcessAlarm::Kind::failed_call) {
-    if (unsettled_ && note.call == failed_call_) {
-      unsettled_ = ++processes_agreeing_ < processes() - 1;
-      update_attention();
-      return;
-    }
-    // A process ahead of this one: whether this process fails that call too is not known yet.
-    if (note.call > current_call_) {
-      early_notes_.push_back(note);
-      update_attention();
-      return;
-    }
-    // This process started that call (or had gone past it): what it started will never
-    // complete, and the process that failed must hear that the team is gone.
-    abort("call " + std::to_string(note.call) + " of the team failed on " + note.text);
-    return;
-  }
-  told_broken_.store(true);  // the sender told every process
-  waiter_.abort(note.text);
-}
-
-void TeamImpl::attend() {
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point start = Clock::now();
-  const double limit = waiter_.tuning().timeout_seconds;
-  for (int attempt = 0; !aborted(); ++attempt) {
-    {
-      std::lock_guard<std::mutex> lock(alarm_mutex_);
-      // A call this process went through without failing it failed elsewhere.
-      abort_if_reached_early_note();
-      if (aborted() || !unsettled_) return;
-    }
-    listen();
-    if (limit > 0 && std::chrono::duration<double>(Clock::now() - start).count() > limit) {
-      const std::string message =
-          "tlc: waited " + std::to_string(limit) +
-          " s (TLC_TIMEOUT) for the other processes to say how the call that failed here ended "
-          "for them";
-      abort(message);
-      throw Error(Errc::timeout, message);
-    }
-    pace_polite_wait(attempt);
-  }
-}
+void TeamImpl::call_failed(int me, const Error& e) { failures_.call_failed(slot(me).calls, e); }
 
 // ---------------------------------------------------------------------------------------------
 // Threads

@@ -44,6 +44,7 @@
 #include "inter/process_comm.hpp"
 #include "intra/sliced_reduce.hpp"
 #include "select/planner.hpp"
+#include "team/process_failures.hpp"
 #include "team/roster.hpp"
 #include "team/wait_policy.hpp"
 #include "team/worker_pool.hpp"
@@ -324,29 +325,15 @@ class TeamImpl {
   // processes, tells the other processes, whose waits then end too (inter/alarm.hpp).
   void abort(const std::string& reason);
 
-  // --- Failures across processes (docs/reliability.md) ---
-  // A call of thread me failed with e in this process (every thread of the process that throws
-  // reports it; the first one acts). Bad arguments and threads that disagree are found before
-  // any step between processes: the other processes are told that this call failed here, and
-  // the team's next call first settles how it ended for them (settle()). Any other failure
-  // aborts the team. Errors every process found together (TLC_CHECK) need neither.
+  // --- Failures across processes (team/process_failures.hpp, docs/reliability.md) ---
+  // A call of thread me failed with e in this process.
   void call_failed(int me, const Error& e);
-  // The next throw of the current thread is an error that every process throws alike.
-  static void failure_agreed_across_processes() noexcept { failure_agreed_ = true; }
-  // Whether the error the current thread is throwing is such an error (not reset).
-  static bool failure_agreed() noexcept { return failure_agreed_; }
-  // At every begin step: TeamAborted once the team has aborted. After a call failed in this
-  // process, first waits until every other process has said how that call ended there: failed
-  // before its step between processes too (nothing was started: the team stays usable), or
-  // started (the team aborts, since what they started will never complete).
-  void throw_if_unusable() {
-    if (attention_.load(std::memory_order_acquire)) [[unlikely]]
-      attend();
-    waiter_.throw_if_aborted();
+  static void failure_agreed_across_processes() noexcept {
+    ProcessFailures::failure_agreed_across_processes();
   }
-  // The number of the current thread's latest call across processes (set at its begin step):
-  // notes about later calls are kept until this process gets there.
-  static void entering_call(std::uint64_t k) noexcept { current_call_ = k; }
+  static bool failure_agreed() noexcept { return ProcessFailures::failure_agreed(); }
+  void throw_if_unusable() { failures_.throw_if_unusable(); }
+  static void entering_call(std::uint64_t k) noexcept { ProcessFailures::entering_call(k); }
 
   // --- Synchronisation steps (see file comment) ---
   // Publishes d, waits for every thread of the process, validates; returns the descriptors of
@@ -560,28 +547,9 @@ class TeamImpl {
   std::unique_ptr<ProcessComm> comm_;
   std::vector<std::unique_ptr<ProcessComm>> lanes_;
   std::unique_ptr<ProcessComm> exchange_comm_;
-  // Notes between the processes of the team about failures (several processes only).
-  std::unique_ptr<ProcessAlarm> alarm_;
-  std::mutex alarm_mutex_;                       // guards the four below
-  bool unsettled_ = false;                       // a call failed here; the others have not all said
-  std::uint64_t failed_call_ = 0;                // the last call number that failed here
-  int processes_agreeing_ = 0;                   // processes that failed failed_call_ as well
-  std::vector<ProcessAlarm::Note> early_notes_;  // about calls this process had not reached
-  std::atomic<bool> attention_{false};           // unsettled_ or early notes: see attend()
-  std::atomic<bool> told_broken_{false};         // the others know this team is gone
-  static thread_local bool failure_agreed_;
-  static thread_local std::uint64_t current_call_;
-  void attend();
-  void listen();
-  void hear(const ProcessAlarm::Note& note);
-  // With alarm_mutex_ held: an early note about a call the current thread has reached (it is in
-  // that call, or went through it without failing it) means the team is gone.
-  void abort_if_reached_early_note();
-  void update_attention() noexcept {
-    attention_.store(unsettled_ || !early_notes_.empty(), std::memory_order_release);
-  }
   Planner planner_;
   Waiter waiter_;
+  ProcessFailures failures_{waiter_};  // after waiter_, which it uses
   std::unique_ptr<ThreadSlot[]> slots_;
   Flag released_;  // written by the leader (thread 0) only
   ArrivalState arrival_;
