@@ -190,7 +190,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads_));
   arrival_.prepare(threads_);
   planner_ = Planner(shape(), config.plan);
-  stats_enabled_ = config.stats;
+  telemetry_.prepare(threads_, config.stats);
   stats_report_ = config.stats_report;
   if (serialized && comm_->rank() == 0)
     std::fprintf(stderr,
@@ -216,6 +216,24 @@ TeamImpl::~TeamImpl() {
 void TeamImpl::abort(const std::string& reason) { failures_.abort(reason); }
 
 void TeamImpl::call_failed(int me, const Error& e) { failures_.call_failed(slot(me).calls, e); }
+
+// ---------------------------------------------------------------------------------------------
+// Telemetry
+
+void TeamImpl::stats_exit(int me, Collective c) noexcept {
+  const std::uint64_t k = slot(me).calls;
+  const int parity = static_cast<int>(k & 1);
+  bool all_arrived = true;
+  for (int t = 0; t < threads_ && all_arrived; ++t)
+    all_arrived = slot(t).begun[parity].call.load(std::memory_order_acquire) >= k;
+  telemetry_.exit(me, c, k, all_arrived);
+}
+
+void TeamImpl::report_stats() {
+  const std::vector<std::vector<double>> all =
+      comm_->gather_to_root(Telemetry::flatten(stats()));
+  if (comm_->rank() == 0) Telemetry::print(all);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Threads

@@ -46,6 +46,7 @@
 #include "select/planner.hpp"
 #include "team/process_failures.hpp"
 #include "team/roster.hpp"
+#include "team/telemetry.hpp"
 #include "team/wait_policy.hpp"
 #include "team/worker_pool.hpp"
 
@@ -150,22 +151,6 @@ struct alignas(cache_line_size) BeginLine {
 static_assert(sizeof(BeginLine) == cache_line_size);
 inline constexpr std::size_t inline_capacity = sizeof(BeginLine::payload);
 
-// A thread's telemetry of one collective kind (TLC_STATS, include/tlc/stats.hpp). Single writer
-// (the slot's owner), read by Team::stats() at any time: relaxed atomics, no read-modify-write.
-struct StatsCounters {
-  std::atomic<std::uint64_t> calls{0};
-  std::atomic<std::uint64_t> in_ns{0};     // sum of exit - own arrival
-  std::atomic<std::uint64_t> after_ns{0};  // sum of exit - last arrival in the process
-  std::atomic<std::uint64_t> led{0};       // calls in which this thread ran an inter-process step
-  std::atomic<std::uint64_t> last{0};      // calls in which this thread arrived last
-  // Local thread 0 only, once per call for the whole process, in the calls it left after every
-  // thread had arrived (all calls, except those led by arrival that it left early):
-  std::atomic<std::uint64_t> measured{0};      // such calls
-  std::atomic<std::uint64_t> delta_ns{0};      // sum of mean |a_i - mean a|
-  std::atomic<std::uint64_t> omega_ns{0};      // sum of max a - min a
-  std::atomic<std::uint64_t> omega_max_ns{0};  // largest max a - min a
-};
-
 // A thread's private copy of what it contributes to a call it leaves before the others arrive
 // (algo/arrival/): grown by its owner only, read by others until the call is complete.
 class DepositBuffer {
@@ -212,14 +197,6 @@ struct alignas(cache_line_size) ThreadSlot {
   std::uint64_t copies_due = 0;
   PlanCache plans;                // the plans this thread asked for
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
-  // Telemetry (TLC_STATS): the owner's arrival at call k in arrival_ns[k % 3], written before it
-  // announces the call, whether it led in the current call, and its counters per collective
-  // kind. Three slots, not two: after a call led by arrival, a thread that left early may take
-  // its stamp of call k+2 (before waiting for call k+1 to be complete) while a thread that left
-  // call k last still reads the stamps of call k.
-  std::int64_t arrival_ns[3] = {0, 0, 0};
-  bool led = false;
-  std::array<StatsCounters, collective_count> counters{};
 };
 
 // What the threads of one call led by arrival share (algo/arrival/). At most one such call
@@ -506,15 +483,18 @@ class TeamImpl {
   void grow_staging(int me, std::size_t bytes);
   std::byte* staging() noexcept { return staging_.get(); }
 
-  // --- Telemetry (team/stats.cpp) ---
+  // --- Telemetry (team/telemetry.hpp) ---
   // TLC_STATS=1 or TeamOptions::stats: run_collective then brackets every call with
   // stats_arrive and stats_exit; off, it costs one predictable branch per call.
-  bool stats_enabled() const noexcept { return stats_enabled_; }
-  void stats_arrive(int me) noexcept;
+  bool stats_enabled() const noexcept { return telemetry_.enabled(); }
+  void stats_arrive(int me) noexcept {
+    // The begin step of this call will make it call calls + 1.
+    telemetry_.arrive(me, slot(me).calls + 1);
+  }
   void stats_exit(int me, Collective c) noexcept;
   // The calling thread performs (part of) the inter-process step of its current call.
-  void mark_led(int me) noexcept { slot(me).led = true; }
-  TeamStats stats() const;
+  void mark_led(int me) noexcept { telemetry_.mark_led(me); }
+  TeamStats stats() const { return telemetry_.stats(process()); }
 
   // Shared with every Thread of this team; false once the team is destroyed.
   std::shared_ptr<const std::atomic<bool>> alive_token() const { return alive_; }
@@ -554,7 +534,7 @@ class TeamImpl {
   Flag released_;  // written by the leader (thread 0) only
   ArrivalState arrival_;
   std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
-  bool stats_enabled_ = false;
+  Telemetry telemetry_;
   bool stats_report_ = false;
   bool check_processes_ = false;  // TLC_CHECK, several processes
   std::string process_verdict_;

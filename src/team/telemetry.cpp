@@ -1,17 +1,13 @@
-// Arrival telemetry (TLC_STATS=1, TeamOptions::stats; metrics of include/tlc/stats.hpp after
-// Parsons [Parsons] ch. 3.3). Each thread stamps its arrival into its slot before it announces
-// the call; after the call it reads every thread's stamp (all are published, the begin step has
-// seen every announcement) and adds its own figures to its own counters. Nothing is shared
-// between writers, so a counted call costs two clock reads and one pass over T stamps, and the
-// uncounted path nothing but the branch in run_collective.
+// The arrival telemetry of a team (team/telemetry.hpp).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <string>
 
-#include "team/team_impl.hpp"
+#include "team/telemetry.hpp"
 
 namespace tlc::detail {
 
@@ -34,32 +30,33 @@ std::uint64_t read(const std::atomic<std::uint64_t>& counter) noexcept {
 
 }  // namespace
 
-void TeamImpl::stats_arrive(int me) noexcept {
-  ThreadSlot& s = slot(me);
-  // The begin step of this call will make it call s.calls + 1.
-  s.arrival_ns[(s.calls + 1) % 3] = now_ns();
+void Telemetry::prepare(int threads, bool enabled) {
+  enabled_ = enabled;
+  count_ = threads;
+  threads_ = std::make_unique<PerThread[]>(static_cast<std::size_t>(threads));
+}
+
+void Telemetry::arrive(int me, std::uint64_t call) noexcept {
+  PerThread& s = of(me);
+  s.arrival_ns[call % 3] = now_ns();
   s.led = false;
 }
 
-void TeamImpl::stats_exit(int me, Collective c) noexcept {
+void Telemetry::exit(int me, Collective c, std::uint64_t call, bool all_arrived) noexcept {
   const std::int64_t exit = now_ns();
-  ThreadSlot& s = slot(me);
-  const int parity = static_cast<int>(s.calls & 1);
-  const std::size_t stamp = s.calls % 3;
+  PerThread& s = of(me);
+  const std::size_t stamp = call % 3;
   StatsCounters& k = s.counters[static_cast<std::size_t>(c)];
   add(k.calls, 1);
   add(k.in_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, exit - s.arrival_ns[stamp])));
   if (s.led) add(k.led, 1);
-  // A call led by arrival may be left before the others arrive: then this thread spent no time
-  // after the last arrival, was not last, and cannot see the spread of the arrivals.
-  for (int t = 0; t < threads_; ++t)
-    if (slot(t).begun[parity].call.load(std::memory_order_acquire) < s.calls) return;
+  if (!all_arrived) return;
   std::int64_t first = std::numeric_limits<std::int64_t>::max();
   std::int64_t last = std::numeric_limits<std::int64_t>::min();
   int last_thread = 0;
   double sum = 0;
-  for (int t = 0; t < threads_; ++t) {
-    const std::int64_t a = slot(t).arrival_ns[stamp];
+  for (int t = 0; t < count_; ++t) {
+    const std::int64_t a = of(t).arrival_ns[stamp];
     first = std::min(first, a);
     if (a > last) {
       last = a;
@@ -71,25 +68,25 @@ void TeamImpl::stats_exit(int me, Collective c) noexcept {
   if (last_thread == me) add(k.last, 1);
   if (me != 0) return;
   add(k.measured, 1);
-  const double mean = sum / threads_;
+  const double mean = sum / count_;
   double delta = 0;
-  for (int t = 0; t < threads_; ++t)
-    delta += std::fabs(static_cast<double>(slot(t).arrival_ns[stamp]) - mean);
-  add(k.delta_ns, static_cast<std::uint64_t>(delta / threads_));
+  for (int t = 0; t < count_; ++t)
+    delta += std::fabs(static_cast<double>(of(t).arrival_ns[stamp]) - mean);
+  add(k.delta_ns, static_cast<std::uint64_t>(delta / count_));
   const auto omega = static_cast<std::uint64_t>(last - first);
   add(k.omega_ns, omega);
   if (omega > read(k.omega_max_ns)) k.omega_max_ns.store(omega, std::memory_order_relaxed);
 }
 
-TeamStats TeamImpl::stats() const {
+TeamStats Telemetry::stats(int process) const {
   TeamStats all;
-  all.enabled = stats_enabled_;
-  all.process = process();
-  all.threads = threads_;
-  if (!stats_enabled_) return all;
-  const auto T = static_cast<std::size_t>(threads_);
+  all.enabled = enabled_;
+  all.process = process;
+  all.threads = count_;
+  if (!enabled_) return all;
+  const auto T = static_cast<std::size_t>(count_);
   for (std::size_t c = 0; c < collective_count; ++c) {
-    const StatsCounters& lead = slots_[0].counters[c];
+    const StatsCounters& lead = threads_[0].counters[c];
     const std::uint64_t calls = read(lead.calls);
     if (calls == 0) continue;
     CollectiveStats k;
@@ -103,7 +100,7 @@ TeamStats TeamImpl::stats() const {
     k.led.resize(T);
     k.arrived_last.resize(T);
     for (std::size_t t = 0; t < T; ++t) {
-      const StatsCounters& mine = slots_[t].counters[c];
+      const StatsCounters& mine = threads_[t].counters[c];
       thread_calls += read(mine.calls);
       in_ns += read(mine.in_ns);
       after_ns += read(mine.after_ns);
@@ -118,11 +115,9 @@ TeamStats TeamImpl::stats() const {
   return all;
 }
 
-namespace {
-
-// One process's stats as numbers, for the gather to process 0: threads, then per kind with
-// calls: kind, calls, the five times, led and arrived_last per thread.
-std::vector<double> flatten(const TeamStats& s) {
+// Threads, then per kind with calls: kind, calls, the five times, led and arrived_last per
+// thread.
+std::vector<double> Telemetry::flatten(const TeamStats& s) {
   std::vector<double> v{static_cast<double>(s.threads)};
   for (const CollectiveStats& k : s.collectives) {
     v.insert(v.end(), {static_cast<double>(k.collective), static_cast<double>(k.calls),
@@ -133,6 +128,8 @@ std::vector<double> flatten(const TeamStats& s) {
   }
   return v;
 }
+
+namespace {
 
 std::string counts(const double* x, int n) {
   std::string s;
@@ -145,9 +142,7 @@ std::string counts(const double* x, int n) {
 
 }  // namespace
 
-void TeamImpl::report_stats() {
-  const std::vector<std::vector<double>> all = comm_->gather_to_root(flatten(stats()));
-  if (comm_->rank() != 0) return;
+void Telemetry::print(const std::vector<std::vector<double>>& all) {
   std::fprintf(stderr,
                "tlc stats (TLC_STATS=1): times in us within each process; delta = mean arrival "
                "imbalance, omega = worst-case imbalance (mean, max), in = mean time in the "
