@@ -45,14 +45,14 @@
 #include "intra/sliced_reduce.hpp"
 #include "select/planner.hpp"
 #include "team/process_failures.hpp"
+#include "team/arrival_calls.hpp"
+#include "team/flags.hpp"
 #include "team/roster.hpp"
 #include "team/telemetry.hpp"
 #include "team/wait_policy.hpp"
 #include "team/worker_pool.hpp"
 
 namespace tlc::detail {
-
-inline constexpr std::size_t cache_line_size = 64;
 
 // Small contributions travel in the caller's own slot, next to its flag ([Jain] sec. III-D):
 // readers then never touch the caller's buffers, so the caller may return as soon as everybody
@@ -67,10 +67,6 @@ struct CallDescriptor {
   std::size_t contribution_bytes = 0;
   bool carried = false;
   std::string invalid;  // non-empty: this thread's own arguments are wrong, and why
-};
-
-struct alignas(cache_line_size) Flag {
-  std::atomic<std::uint64_t> value{0};
 };
 
 // The gather flag of the steps inside a call, with what the others read right after it:
@@ -151,27 +147,6 @@ struct alignas(cache_line_size) BeginLine {
 static_assert(sizeof(BeginLine) == cache_line_size);
 inline constexpr std::size_t inline_capacity = sizeof(BeginLine::payload);
 
-// A thread's private copy of what it contributes to a call it leaves before the others arrive
-// (algo/arrival/): grown by its owner only, read by others until the call is complete.
-class DepositBuffer {
- public:
-  std::byte* reserve(std::size_t bytes) {
-    if (bytes > capacity_) {
-      data_.reset(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64})));
-      capacity_ = bytes;
-    }
-    return data_.get();
-  }
-  std::byte* data() const noexcept { return data_.get(); }
-
- private:
-  struct Free {
-    void operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
-  };
-  std::unique_ptr<std::byte[], Free> data_;
-  std::size_t capacity_ = 0;
-};
-
 struct alignas(cache_line_size) ThreadSlot {
   BeginLine begun[2];           // by call parity
   ArrivalFlag arrived;          // gather flag of the steps inside a call, owning thread only
@@ -180,10 +155,6 @@ struct alignas(cache_line_size) ThreadSlot {
   // Progress flags of pipelined algorithms (chunks produced / sent / consumed), each written by
   // the owning thread only and counting chunks over the team's lifetime.
   Flag posted[3];
-  // Calls led by arrival (algo/arrival/): the number of the last such call whose contribution
-  // this thread has copied into `deposit`, and the copy.
-  Flag deposited;
-  DepositBuffer deposit;
   // Private to the thread currently holding the slot:
   std::uint64_t step = 0;    // synchronisation steps inside calls taken
   std::uint64_t chunks = 0;  // chunks of pipelined calls (the base of the posted values)
@@ -192,65 +163,8 @@ struct alignas(cache_line_size) ThreadSlot {
   // last one; the next call of any kind first waits until that one is complete.
   std::uint64_t arrival_calls = 0;
   std::uint64_t last_arrival_call = 0;
-  // Block copies into or out of this thread's buffers that the calls led by arrival it entered
-  // expect of the others, in all (algo/arrival/: alltoall, reduce_scatter_block, allreduce).
-  std::uint64_t copies_due = 0;
   PlanCache plans;                // the plans this thread asked for
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
-};
-
-// What the threads of one call led by arrival share (algo/arrival/). At most one such call
-// is in progress at a time: a thread entering any call first waits until the previous call, if
-// it was led by arrival, is complete (TeamImpl::wait_arrival_call_complete), so every value is
-// per call without double buffering. Counters only grow: call m (the m-th such call of the team)
-// owns tickets and departures [(m-1)T, mT), and the flags hold the number m of the call they
-// speak for.
-struct ArrivalState {
-  alignas(cache_line_size) std::atomic<std::uint64_t> tickets{0};     // arrivals, in arrival order
-  alignas(cache_line_size) std::atomic<std::uint64_t> departures{0};  // threads done with a call
-  alignas(cache_line_size) std::atomic<std::uint64_t> claimed{0};  // network step taken by a thread
-  alignas(cache_line_size) std::atomic<std::uint64_t> ready{0};    // data / go-ahead published
-  const std::byte* source = nullptr;  // bcast: where the process's copy of the data is
-  int source_thread = -1;             // the thread whose arguments the data was sent with
-  alignas(cache_line_size) std::atomic<std::uint64_t> part_done[2]{};  // reduction parts finished
-  std::atomic<std::uint64_t> part_failed{0};  // a part's user op threw (call number)
-  // TLC_CHECK: the call m whose comparison with the other processes is in `verdict` ("" when
-  // they agree), made by the first thread to arrive.
-  alignas(cache_line_size) std::atomic<std::uint64_t> checked{0};
-  std::string verdict;
-  // alltoall: the arrival order of the current call (entry i: (m << 20) | the thread with ticket
-  // i, so that a stale entry of an earlier call is never taken for this one); per thread, the
-  // block copies into or out of its buffers over the team's lifetime, and the call m in which
-  // its block for the last arriver was claimed by a copier.
-  std::unique_ptr<std::atomic<std::uint64_t>[]> order;
-  std::unique_ptr<Flag[]> copies;
-  std::unique_ptr<Flag[]> claims;
-  // allreduce: the call m whose result block the thread has in its receive buffer.
-  std::unique_ptr<Flag[]> results;
-  // alltoall: per thread, the block copies into or out of its buffers under way, and the last
-  // call m in which it left (its buffers closed to copiers).
-  std::unique_ptr<Flag[]> busy;
-  std::unique_ptr<Flag[]> closed;
-  // alltoall in fragments: per thread, under fragment_mutex, the call m in which its blocks
-  // became available to the network and the call m in which a thread took them into a fragment
-  // (or closed them: the thread is leaving after a failure); without the lock, the call m in
-  // which the fragment's sends completed or were given up (the thread may leave then).
-  std::mutex fragment_mutex;
-  std::unique_ptr<std::uint64_t[]> fragment_available;
-  std::unique_ptr<std::uint64_t[]> fragment_taken;
-  std::unique_ptr<Flag[]> fragment_sent;
-  void prepare(int threads) {
-    const auto n = static_cast<std::size_t>(threads);
-    order = std::make_unique<std::atomic<std::uint64_t>[]>(n);
-    copies = std::make_unique<Flag[]>(n);
-    claims = std::make_unique<Flag[]>(n);
-    results = std::make_unique<Flag[]>(n);
-    busy = std::make_unique<Flag[]>(n);
-    closed = std::make_unique<Flag[]>(n);
-    fragment_available = std::make_unique<std::uint64_t[]>(n);
-    fragment_taken = std::make_unique<std::uint64_t[]>(n);
-    fragment_sent = std::make_unique<Flag[]>(n);
-  }
 };
 
 class TeamImpl {
@@ -432,18 +346,18 @@ class TeamImpl {
   const CallFingerprint& fingerprint(int t, int parity) const noexcept {
     return slots_[static_cast<std::size_t>(t)].begun[parity].fingerprint;
   }
-  DepositBuffer& deposit(int t) noexcept { return slot(t).deposit; }
+  DepositBuffer& deposit(int t) noexcept { return arrival_.deposit(t); }
   void post_deposited(int me, std::uint64_t m) noexcept {
-    slot(me).deposited.value.store(m, std::memory_order_release);
+    arrival_.post_deposited(me, m);
     waiter_.notify();
   }
   // Thread me enters a call led by arrival in which the others make `copies` block copies into or
   // out of its buffers: returns the copies due over the team's lifetime (ArrivalState::copies).
   std::uint64_t expect_copies(int me, std::uint64_t copies) noexcept {
-    return slot(me).copies_due += copies;
+    return arrival_.expect_copies(me, copies);
   }
   bool has_deposited(int t, std::uint64_t m) const noexcept {
-    return slots_[static_cast<std::size_t>(t)].deposited.value.load(std::memory_order_acquire) >= m;
+    return arrival_.has_deposited(t, m);
   }
 
   // Advances the caller's step counter and returns the new step.
