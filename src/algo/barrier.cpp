@@ -17,7 +17,7 @@ void barrier_across(TeamImpl& team, int me, CallDescriptor call, const Plan& pla
   if (team.processes() == 1) return;
   const std::uint64_t s = team.next_step(me);
   if (me == 0) {
-    team.mark_led(me);
+    team.telemetry().mark_led(me);
     if (plan.algorithm == Algorithm::dissemination)
       p2p::dissemination_barrier(team.comm());
     else

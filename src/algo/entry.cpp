@@ -92,7 +92,7 @@ void run_uncounted(TeamImpl& team, int me, const Call& call) {
 // for this one (TeamImpl::call_failed).
 [[gnu::noinline]] void run_across(TeamImpl& team, int me, const Call& call) {
   try {
-    if (team.stats_enabled()) [[unlikely]]
+    if (team.telemetry().enabled()) [[unlikely]]
       return run_counted(team, me, call);
     run_uncounted(team, me, call);
   } catch (const TeamAborted&) {
@@ -107,7 +107,7 @@ void run_uncounted(TeamImpl& team, int me, const Call& call) {
 
 void run_collective(TeamImpl& team, int me, const Call& call) {
   if (team.processes() > 1) return run_across(team, me, call);
-  if (team.stats_enabled()) [[unlikely]]
+  if (team.telemetry().enabled()) [[unlikely]]
     return run_counted(team, me, call);
   run_uncounted(team, me, call);
 }

@@ -123,7 +123,7 @@ class Pipeline {
     };
     auto network_step = [&](std::size_t i) {
       team_.wait_posted(TeamImpl::produced, base + i + 1, works);
-      team_.mark_led(me_);
+      team_.telemetry().mark_led(me_);
       try {
         if (!on_lanes_) {
           network(i, team_.comm(), 0);

@@ -419,7 +419,7 @@ CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
       team.wait_released(s);
     }
     if (team.process_verdict().empty()) return view;
-    TeamImpl::failure_agreed_across_processes();  // every thread of every process throws it
+    ProcessFailures::failure_agreed_across_processes();  // every thread of every process throws it
     throw Error(Errc::mismatch, std::string("tlc ") + to_string(first.call.collective) + ": " +
                                     team.process_verdict());
   }

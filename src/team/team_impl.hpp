@@ -44,9 +44,9 @@
 #include "inter/process_comm.hpp"
 #include "intra/sliced_reduce.hpp"
 #include "select/planner.hpp"
-#include "team/process_failures.hpp"
 #include "team/arrival_calls.hpp"
 #include "team/flags.hpp"
+#include "team/process_failures.hpp"
 #include "team/roster.hpp"
 #include "team/telemetry.hpp"
 #include "team/wait_policy.hpp"
@@ -219,10 +219,6 @@ class TeamImpl {
   // --- Failures across processes (team/process_failures.hpp, docs/reliability.md) ---
   // A call of thread me failed with e in this process.
   void call_failed(int me, const Error& e);
-  static void failure_agreed_across_processes() noexcept {
-    ProcessFailures::failure_agreed_across_processes();
-  }
-  static bool failure_agreed() noexcept { return ProcessFailures::failure_agreed(); }
   void throw_if_unusable() { failures_.throw_if_unusable(); }
   static void entering_call(std::uint64_t k) noexcept { ProcessFailures::entering_call(k); }
 
@@ -346,18 +342,9 @@ class TeamImpl {
   const CallFingerprint& fingerprint(int t, int parity) const noexcept {
     return slots_[static_cast<std::size_t>(t)].begun[parity].fingerprint;
   }
-  DepositBuffer& deposit(int t) noexcept { return arrival_.deposit(t); }
   void post_deposited(int me, std::uint64_t m) noexcept {
     arrival_.post_deposited(me, m);
     waiter_.notify();
-  }
-  // Thread me enters a call led by arrival in which the others make `copies` block copies into or
-  // out of its buffers: returns the copies due over the team's lifetime (ArrivalState::copies).
-  std::uint64_t expect_copies(int me, std::uint64_t copies) noexcept {
-    return arrival_.expect_copies(me, copies);
-  }
-  bool has_deposited(int t, std::uint64_t m) const noexcept {
-    return arrival_.has_deposited(t, m);
   }
 
   // Advances the caller's step counter and returns the new step.
@@ -400,14 +387,12 @@ class TeamImpl {
   // --- Telemetry (team/telemetry.hpp) ---
   // TLC_STATS=1 or TeamOptions::stats: run_collective then brackets every call with
   // stats_arrive and stats_exit; off, it costs one predictable branch per call.
-  bool stats_enabled() const noexcept { return telemetry_.enabled(); }
+  Telemetry& telemetry() noexcept { return telemetry_; }
   void stats_arrive(int me) noexcept {
     // The begin step of this call will make it call calls + 1.
     telemetry_.arrive(me, slot(me).calls + 1);
   }
   void stats_exit(int me, Collective c) noexcept;
-  // The calling thread performs (part of) the inter-process step of its current call.
-  void mark_led(int me) noexcept { telemetry_.mark_led(me); }
   TeamStats stats() const { return telemetry_.stats(process()); }
 
   // Shared with every Thread of this team; false once the team is destroyed.

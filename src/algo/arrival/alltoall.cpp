@@ -235,7 +235,7 @@ void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   const Roster& roster = team.roster();
   const int my_rank = team.global_rank(me);
   const std::uint64_t copies_due =
-      team.expect_copies(me, 2 * static_cast<std::uint64_t>(threads - 1));
+      team.arrival().expect_copies(me, 2 * static_cast<std::uint64_t>(threads - 1));
   a.order[static_cast<std::size_t>(arrival.ticket)].store((m << 20) | static_cast<unsigned>(me),
                                                           std::memory_order_release);
   team.waiter().notify();
@@ -308,7 +308,7 @@ void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   const bool across = team.processes() > 1;
   std::optional<AlltoallFragments> fragments;
   if (across && block > 0 && block < team.planner().alltoall_fragment_bytes()) {
-    team.mark_led(me);
+    team.telemetry().mark_led(me);
     fragments.emplace(team, me, m, parity, block, team.planner().alltoall_fragment_bytes());
     or_fail(team, [&] { fragments->arrive(check_against); });
   } else if (across) {
@@ -316,7 +316,7 @@ void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
     const int most = team.shape().most_threads;
     requests.resize(2 * static_cast<std::size_t>(team.size() - threads), MPI_REQUEST_NULL);
     std::size_t r = 0;
-    team.mark_led(me);
+    team.telemetry().mark_led(me);
     or_fail(team, [&] {
       // Receives first, so that the partners' sends find them posted; processes in turn from
       // the next one, so that not every process starts with process 0.

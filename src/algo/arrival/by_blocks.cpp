@@ -77,7 +77,7 @@ void reduce_by_blocks(TeamImpl& team, int me, CallDescriptor d) {
   // (allreduce); this thread owes each of them as much. What it owes is paid however it leaves,
   // before it waits for its own dues, so that no two threads wait for each other.
   const std::uint64_t reads = blocks.allreduce() ? 2 : 1;
-  const std::uint64_t due = team.expect_copies(me, reads * peers);
+  const std::uint64_t due = team.arrival().expect_copies(me, reads * peers);
   std::vector<std::uint64_t> owed(static_cast<std::size_t>(threads), reads);
   owed[static_cast<std::size_t>(me)] = 0;
   auto pay = [&](int t, std::uint64_t n) {
@@ -129,8 +129,8 @@ void reduce_by_blocks(TeamImpl& team, int me, CallDescriptor d) {
   const std::size_t mine = blocks.bytes(my_rank);
   const int remote = team.size() - threads;
   // Received blocks of the other processes' inputs, in rank order without this process's.
-  std::byte* stage =
-      team.deposit(me).reserve(std::max<std::size_t>(mine * static_cast<std::size_t>(remote), 1));
+  std::byte* stage = team.arrival().deposit(me).reserve(
+      std::max<std::size_t>(mine * static_cast<std::size_t>(remote), 1));
   auto staged = [&](int rank) {
     return stage + mine * static_cast<std::size_t>(rank < first ? rank : rank - threads);
   };
@@ -144,7 +144,7 @@ void reduce_by_blocks(TeamImpl& team, int me, CallDescriptor d) {
   };
   try {
     if (remote > 0) {
-      team.mark_led(me);
+      team.telemetry().mark_led(me);
       ProcessComm& comm = team.exchange_comm();
       requests.assign(2 * static_cast<std::size_t>(remote), MPI_REQUEST_NULL);
       std::size_t r = 0;

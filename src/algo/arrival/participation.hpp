@@ -35,7 +35,7 @@ namespace tlc::detail {
 // rethrows e.
 [[noreturn]] inline void fail_call(TeamImpl& team, std::exception_ptr e) {
   // Every thread of every process throws it before anything moved (TLC_CHECK): no abort.
-  if (TeamImpl::failure_agreed()) std::rethrow_exception(e);
+  if (ProcessFailures::failure_agreed()) std::rethrow_exception(e);
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& x) {
@@ -126,7 +126,7 @@ class Participation {
     // The message before leaving: the next call's first thread rewrites the verdict once every
     // thread has left this one.
     Error error(Errc::mismatch, std::string("tlc ") + to_string(collective) + ": " + a.verdict);
-    TeamImpl::failure_agreed_across_processes();
+    ProcessFailures::failure_agreed_across_processes();
     throw error;
   }
 };

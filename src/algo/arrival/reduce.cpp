@@ -34,7 +34,7 @@ void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   const int threads = team.threads();
 
   if (!arrival.last && me != root) {  // deposit and return
-    if (bytes) std::memcpy(team.deposit(me).reserve(bytes), own, bytes);
+    if (bytes) std::memcpy(team.arrival().deposit(me).reserve(bytes), own, bytes);
     team.post_deposited(me, m);
     return;
   }
@@ -50,7 +50,7 @@ void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
         team,
         [&] {
           for (int t = 0; t < threads; ++t)
-            if (t != me && t != root && !team.has_deposited(t, m)) return team.aborted();
+            if (t != me && t != root && !team.arrival().has_deposited(t, m)) return team.aborted();
           return true;
         },
         "threads of a reduce led by arrival to copy their contributions");
@@ -69,10 +69,11 @@ void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   auto inputs = input_pointers(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t)
     inputs[static_cast<std::size_t>(t)] =
-        t == last || t == root ? view[t].contribution : team.deposit(t).data();
+        t == last || t == root ? view[t].contribution : team.arrival().deposit(t).data();
   void* target =
-      root >= 0 ? view[root].call.recv
-                : static_cast<void*>(team.deposit(me).reserve(std::max<std::size_t>(bytes, 1)));
+      root >= 0
+          ? view[root].call.recv
+          : static_cast<void*>(team.arrival().deposit(me).reserve(std::max<std::size_t>(bytes, 1)));
   const int parts = root >= 0 && !(arrival.last && me == root) ? 2 : 1;
   const int part = arrival.last ? 0 : 1;
   std::exception_ptr failed;
@@ -97,7 +98,7 @@ void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
                         TeamAborted("tlc: team aborted: a user op threw inside a reduce")));
   const bool network = team.processes() > 1 && (parts == 1 || me == root);
   if (network) {
-    team.mark_led(me);
+    team.telemetry().mark_led(me);
     or_fail(team, [&] {
       p2p::binomial_reduce(team.comm(), static_cast<std::byte*>(target), n, c, root_process,
                            p2p::binomial_reduce_segment_bytes);

@@ -44,7 +44,7 @@ void scan_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   // sender's total.
   const auto received = receives ? static_cast<std::size_t>(process) : 0;
   const std::size_t blocks = 1 + (receives ? received + 1 : 0) + (sends ? 1 : 0);
-  std::byte* deposit = team.deposit(me).reserve(std::max<std::size_t>(blocks * bytes, 1));
+  std::byte* deposit = team.arrival().deposit(me).reserve(std::max<std::size_t>(blocks * bytes, 1));
   auto block = [&](std::size_t i) { return deposit + i * bytes; };
   if (bytes) std::memcpy(deposit, own, bytes);
   team.post_deposited(me, m);
@@ -58,7 +58,7 @@ void scan_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   };
 
   std::vector<MPI_Request> from_below, to_above;
-  if (receives || sends) team.mark_led(me);
+  if (receives || sends) team.telemetry().mark_led(me);
   if (receives) {
     from_below.resize(received, MPI_REQUEST_NULL);
     or_fail(team, [&] {
@@ -74,12 +74,13 @@ void scan_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
         team,
         [&] {
           for (int t = 0; t < threads; ++t)
-            if (!team.has_deposited(t, m)) return team.aborted();
+            if (!team.arrival().has_deposited(t, m)) return team.aborted();
           return true;
         },
         "threads of a scan led by arrival to copy their contributions");
     auto inputs = input_pointers(static_cast<std::size_t>(threads));
-    for (int t = 0; t < threads; ++t) inputs[static_cast<std::size_t>(t)] = team.deposit(t).data();
+    for (int t = 0; t < threads; ++t)
+      inputs[static_cast<std::size_t>(t)] = team.arrival().deposit(t).data();
     std::byte* total = block(blocks - 1);
     or_fail(team, [&] {
       fold(inputs, total);
@@ -110,7 +111,7 @@ void scan_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
       team,
       [&] {
         for (int u = 0; u < below; ++u)
-          if (!team.has_deposited(u, m)) return team.aborted();
+          if (!team.arrival().has_deposited(u, m)) return team.aborted();
         return !prefixed || a.ready.load(std::memory_order_acquire) >= m || team.aborted();
       },
       "the threads below of a scan led by arrival");
@@ -122,7 +123,7 @@ void scan_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   auto inputs = input_pointers(static_cast<std::size_t>(below + (prefixed ? 1 : 0)));
   std::size_t k = 0;
   if (prefixed) inputs[k++] = a.source;
-  for (int u = 0; u < below; ++u) inputs[k++] = team.deposit(u).data();
+  for (int u = 0; u < below; ++u) inputs[k++] = team.arrival().deposit(u).data();
   if (!inputs.empty()) or_fail(team, [&] { fold(inputs, output); });
   if (sends) or_fail(team, [&] { team.exchange_comm().wait_all(to_above, "the sends of a scan"); });
 }

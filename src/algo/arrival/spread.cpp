@@ -82,7 +82,7 @@ void spread_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   // The root's data: a bcast's buffer, a scatter's send buffer.
   const auto* root_data = static_cast<const std::byte*>(scatter ? c.send : c.recv);
   auto network = [&](void* data) {
-    team.mark_led(me);
+    team.telemetry().mark_led(me);
     or_fail(team, [&] { spread.network(data); });
   };
   auto publish = [&](const std::byte* data) {
@@ -121,7 +121,7 @@ void spread_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
     // to send for it, so it sends itself rather than wait for a late thread, and it sends first,
     // from its own buffer, so that the other processes do not wait for its copy (the threads
     // here that arrive meanwhile wait for both).
-    std::byte* copy = team.deposit(me).reserve(std::max<std::size_t>(data_bytes, 1));
+    std::byte* copy = team.arrival().deposit(me).reserve(std::max<std::size_t>(data_bytes, 1));
     const bool sends =
         across && arrival.first && a.claimed.exchange(m, std::memory_order_acq_rel) < m;
     if (sends) network(const_cast<std::byte*>(root_data));  // the MPI step only reads at the root
@@ -130,7 +130,8 @@ void spread_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
     root_takes_its_part();
   } else if (!root_here && a.claimed.exchange(m, std::memory_order_acq_rel) < m) {
     // The first thread of a process without the root receives, publishes, copies out.
-    std::byte* copy = team.deposit(me).reserve(std::max<std::size_t>(spread.received_bytes(), 1));
+    std::byte* copy =
+        team.arrival().deposit(me).reserve(std::max<std::size_t>(spread.received_bytes(), 1));
     network(copy);
     publish(copy);
     copy_bytes(output, spread.part_in_received(copy, me), part);
