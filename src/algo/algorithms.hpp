@@ -46,7 +46,7 @@ std::string check_own_arguments(const Call& call, int rank, int size, CallDescri
 // TeamImpl::begin_call, then the checks of all threads' descriptors that fingerprints cannot
 // make (user op objects, v-variant counts): the same Error on every thread, before any data
 // moves. Every algorithm begins with this.
-TeamImpl::CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry = false);
+Rendezvous::CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry = false);
 // TLC_CHECK: this process's call (d) against every other process's, by one MPI_Allgather of a
 // small signature on the process communicator; "" when all agree, else which process differs
 // from process 0 in what.
@@ -54,10 +54,10 @@ std::string compare_processes(TeamImpl& team, const CallDescriptor& d);
 // What the descriptors of all threads of the process show that their fingerprints cannot (user
 // op functions, v-variant counts against the sizes the ranks pass); "" when they agree. For a
 // thread that sees every descriptor of the call.
-std::string disagreement(const TeamImpl::CallView& view);
+std::string disagreement(const Rendezvous::CallView& view);
 
 // --- Helpers shared by the single-process algorithms (algo/local_plan.cpp) ---
-using CallView = TeamImpl::CallView;
+using CallView = Rendezvous::CallView;
 
 inline const std::byte* contribution_of(const CallView& view, int t) {
   return static_cast<const std::byte*>(view[t].contribution);

@@ -15,16 +15,16 @@ namespace tlc::detail {
 void barrier_across(TeamImpl& team, int me, CallDescriptor call, const Plan& plan) {
   begin_validated(team, me, std::move(call));
   if (team.processes() == 1) return;
-  const std::uint64_t s = team.next_step(me);
+  const std::uint64_t s = team.rendezvous().next_step(me);
   if (me == 0) {
     team.telemetry().mark_led(me);
     if (plan.algorithm == Algorithm::dissemination)
       p2p::dissemination_barrier(team.comm());
     else
       team.comm().barrier();
-    team.release(s);
+    team.rendezvous().release(s);
   } else {
-    team.wait_released(s);
+    team.rendezvous().wait_released(s);
   }
 }
 

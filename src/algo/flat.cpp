@@ -82,7 +82,7 @@ void run_flat(TeamImpl& team, int me, CallDescriptor d) {
   if (carried)
     work();
   else
-    team.work_then_sync(me, work);
+    team.rendezvous().work_then_sync(me, work);
 }
 
 }  // namespace tlc::detail

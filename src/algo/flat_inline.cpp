@@ -60,7 +60,8 @@ bool plainly_valid(const Call& c, int rank, int size) {
 void fold(const TeamImpl& team, int parity, int last, LineFoldFn fold_lines, std::size_t count,
           void* out) {
   if (last <= 0 || count == 0) return;
-  fold_lines(team.inline_payload(0, parity), TeamImpl::inline_payload_stride, last, count, out);
+  fold_lines(team.rendezvous().inline_payload(0, parity), Rendezvous::inline_payload_stride, last,
+             count, out);
 }
 
 }  // namespace
@@ -75,17 +76,19 @@ void run_flat_inline(TeamImpl& team, int me, const Call& c, std::size_t count,
   if (!plainly_valid(c, rank, team.size())) {
     // Rare: build the message only here, off the path of valid calls.
     if (std::string why = check_arguments(c, rank, team.size()); !why.empty())
-      team.fail_inline(me, fingerprint_of(c, count, true), why);
+      team.rendezvous().fail_inline(me, fingerprint_of(c, count, true), why);
   }
   // bcast: only the root's line carries data (its buffer); reductions carry the send buffer
   // (the receive buffer in place, where the two are the same).
   const bool bcast = c.collective == Collective::bcast;
-  const int parity = team.begin_inline(me, fingerprint_of(c, count, false), bcast ? c.recv : c.send,
-                                       !bcast || root ? bytes : 0);
+  const int parity = team.rendezvous().begin_inline(
+      me, fingerprint_of(c, count, false), bcast ? c.recv : c.send, !bcast || root ? bytes : 0);
 
   switch (c.collective) {
     case Collective::bcast:
-      if (!root) copy_small(c.recv, team.inline_payload(c.root - team.first_rank(), parity), bytes);
+      if (!root)
+        copy_small(c.recv, team.rendezvous().inline_payload(c.root - team.first_rank(), parity),
+                   bytes);
       break;
     case Collective::reduce:
       if (root) fold(team, parity, team.threads(), fold_lines, count, c.recv);

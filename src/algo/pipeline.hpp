@@ -112,17 +112,18 @@ class Pipeline {
   // whose part of chunk i this call of network carries (0 with one leader).
   template <class Produce, class Network, class Consume>
   void run(Produce&& produce, Network&& network, Consume&& consume, bool shared_outputs) {
-    std::uint64_t& base = team_.pipeline_chunks(me_);
+    std::uint64_t& base = team_.rendezvous().pipeline_chunks(me_);
     const auto all = [](int) { return true; };
     const auto works = [this](int t) { return this->works(t); };
     const auto drives = [this](int t) { return this->drives(t); };
     auto produce_step = [&](std::size_t i) {
-      if (i >= 2 && reuses_regions_) team_.wait_posted(TeamImpl::consumed, base + i - 1, all);
+      if (i >= 2 && reuses_regions_)
+        team_.rendezvous().wait_posted(Rendezvous::consumed, base + i - 1, all);
       produce(i);
-      team_.post(me_, TeamImpl::produced, base + i + 1);
+      team_.rendezvous().post(me_, Rendezvous::produced, base + i + 1);
     };
     auto network_step = [&](std::size_t i) {
-      team_.wait_posted(TeamImpl::produced, base + i + 1, works);
+      team_.rendezvous().wait_posted(Rendezvous::produced, base + i + 1, works);
       team_.telemetry().mark_led(me_);
       try {
         if (!on_lanes_) {
@@ -135,12 +136,12 @@ class Pipeline {
         team_.abort("an inter-process step failed");
         throw;
       }
-      team_.post(me_, TeamImpl::sent, base + i + 1);
+      team_.rendezvous().post(me_, Rendezvous::sent, base + i + 1);
     };
     auto consume_step = [&](std::size_t i) {
-      team_.wait_posted(TeamImpl::sent, base + i + 1, drives);
+      team_.rendezvous().wait_posted(Rendezvous::sent, base + i + 1, drives);
       consume(i);
-      team_.post(me_, TeamImpl::consumed, base + i + 1);
+      team_.rendezvous().post(me_, Rendezvous::consumed, base + i + 1);
     };
 
     const bool driver = drives(me_);
@@ -154,7 +155,7 @@ class Pipeline {
       }
     }
     if (!driver && chunks_ > 0) consume_step(chunks_ - 1);
-    if (shared_outputs) team_.wait_posted(TeamImpl::consumed, base + chunks_, all);
+    if (shared_outputs) team_.rendezvous().wait_posted(Rendezvous::consumed, base + chunks_, all);
     base += chunks_;
   }
 

@@ -33,7 +33,7 @@ void run_sliced(TeamImpl& team, int me, CallDescriptor d) {
 
   // The work reads and writes other threads' buffers: a user op that throws is held until all
   // of it is done (TeamImpl::work_then_sync).
-  team.work_then_sync(me, [&] {
+  team.rendezvous().work_then_sync(me, [&] {
     auto inputs = input_pointers(T);
     for (int t = 0; t < threads; ++t)
       inputs[static_cast<std::size_t>(t)] = contribution_of(view, t);

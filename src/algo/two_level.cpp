@@ -43,7 +43,7 @@ void run_two_level(TeamImpl& team, int me, CallDescriptor d) {
   // Both phases read other threads' buffers (and the second writes their outputs): a user op
   // that throws is held until the phase is done everywhere (TeamImpl::work_then_sync).
   // Phase 2: the group's partial result.
-  team.work_then_sync(me, [&] {
+  team.rendezvous().work_then_sync(me, [&] {
     auto inputs = input_pointers(static_cast<std::size_t>(last - first));
     for (int t = first; t < last; ++t)
       inputs[static_cast<std::size_t>(t - first)] = contribution_of(view, t);
@@ -53,7 +53,7 @@ void run_two_level(TeamImpl& team, int me, CallDescriptor d) {
   });
 
   // Phase 4: across groups.
-  team.work_then_sync(me, [&] {
+  team.rendezvous().work_then_sync(me, [&] {
     auto across = input_pointers(static_cast<std::size_t>(groups));
     for (int h = 0; h < groups; ++h) across[static_cast<std::size_t>(h)] = partial(h);
     if (c.collective == Collective::allreduce) {

@@ -258,8 +258,8 @@ namespace {
 
 // Checks across the threads of a process that per-thread checks cannot make (v-variant counts
 // against the sizes the ranks pass); "" when consistent.
-std::string cross_check(const TeamImpl::CallView& view) {
-  const TeamImpl& team = *view.team;
+std::string cross_check(const Rendezvous::CallView& view) {
+  const Roster& team = view.rendezvous->roster();
   const Call& first = view[0].call;
   const int threads = team.threads();
   auto local_of = [&](int rank) {
@@ -363,7 +363,7 @@ std::string compare_processes(TeamImpl& team, const CallDescriptor& d) {
 }
 
 std::string disagreement(const CallView& view) {
-  const TeamImpl& team = *view.team;
+  const Roster& team = view.rendezvous->roster();
   const Call& first = view[0].call;
   for (int i = 1; i < team.threads(); ++i)
     if (view[i].call.combine != first.combine)
@@ -378,7 +378,7 @@ namespace {
 // thread would then combine with its own op and the threads' results would differ. Compared
 // where the op type has operator== (Call::op_equal).
 std::string unequal_ops(const CallView& view) {
-  const TeamImpl& team = *view.team;
+  const Roster& team = view.rendezvous->roster();
   const Call& first = view[0].call;
   for (int i = 1; i < team.threads(); ++i)
     if (view[i].call.op_object != first.op_object &&
@@ -391,7 +391,7 @@ std::string unequal_ops(const CallView& view) {
 }  // namespace
 
 CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
-  const CallView view = team.begin_call(me, std::move(d), carry);
+  const CallView view = team.rendezvous().begin_call(me, std::move(d), carry);
   // Equal fingerprints: every thread published its descriptor. These checks read memory the
   // callers own (v-variant counts, through their descriptors), so no thread may leave with the
   // error before all are done reading; all reach the same verdict and wait alike.
@@ -402,11 +402,11 @@ CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
     // part is done (carried calls have no closing rendezvous): nobody leaves before every thread
     // has compared. Not in calls led by arrival (dynamic), whose early threads have left already.
     problem = unequal_ops(view);
-    if (problem.empty()) team.sync(me);
+    if (problem.empty()) team.rendezvous().sync(me);
   }
   if (problem.empty() && team.checks_processes()) {
     // Before any data moves, the processes compare their calls: thread 0 asks, the others wait.
-    const std::uint64_t s = team.next_step(me);
+    const std::uint64_t s = team.rendezvous().next_step(me);
     if (me == 0) {
       try {
         team.process_verdict() = compare_processes(team, first);
@@ -414,9 +414,9 @@ CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
         team.abort("the TLC_CHECK exchange between processes failed");
         throw;
       }
-      team.release(s);
+      team.rendezvous().release(s);
     } else {
-      team.wait_released(s);
+      team.rendezvous().wait_released(s);
     }
     if (team.process_verdict().empty()) return view;
     ProcessFailures::failure_agreed_across_processes();  // every thread of every process throws it
@@ -424,7 +424,7 @@ CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
                                     team.process_verdict());
   }
   if (problem.empty()) return view;
-  team.sync(me);
+  team.rendezvous().sync(me);
   throw Error(Errc::mismatch,
               std::string("tlc ") + to_string(first.call.collective) + ": " + problem);
 }

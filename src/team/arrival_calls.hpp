@@ -94,10 +94,10 @@ struct ArrivalState {
     return deposits[static_cast<std::size_t>(t)].deposited.value.load(std::memory_order_acquire) >=
            m;
   }
-  // Thread me enters a call in which the others make `copies` block copies into or out of its
-  // buffers: returns the copies due over the team's lifetime (`copies`).
-  std::uint64_t expect_copies(int me, std::uint64_t copies) noexcept {
-    return deposits[static_cast<std::size_t>(me)].copies_due += copies;
+  // Thread me enters a call in which the others make `count` block copies into or out of its
+  // buffers: returns the copies due over the team's lifetime (compared with `copies`).
+  std::uint64_t expect_copies(int me, std::uint64_t count) noexcept {
+    return deposits[static_cast<std::size_t>(me)].copies_due += count;
   }
 
   void prepare(int threads) {

@@ -1,5 +1,5 @@
-// The synchronisation steps of team_impl.hpp: arrival and release flags, the begin step of every
-// call with its fingerprint check, and the team's staging buffer (Jain et al. [Jain] sec. II:
+// The synchronisation steps of team/rendezvous.hpp: arrival and release flags, the begin step of
+// every call with its fingerprint check (Jain et al. [Jain] sec. II:
 // single-writer flags on their own cache lines, values that only grow).
 #include <algorithm>
 #include <cstring>
@@ -7,16 +7,24 @@
 
 #include <tlc/error.hpp>
 
-#include "team/team_impl.hpp"
+#include "team/rendezvous.hpp"
 
 namespace tlc::detail {
 
-void TeamImpl::arrive(int me, std::uint64_t s) noexcept {
+void Rendezvous::prepare(const Roster& roster, ProcessFailures& failures, ArrivalState& arrival) {
+  roster_ = &roster;
+  failures_ = &failures;
+  arrival_ = &arrival;
+  threads_ = roster.threads();
+  slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads_));
+}
+
+void Rendezvous::arrive(int me, std::uint64_t s) noexcept {
   slot(me).arrived.value.store(s, std::memory_order_release);
   waiter_.notify();
 }
 
-void TeamImpl::wait_all_arrived(std::uint64_t s, Waiter::OnAbort on_abort) {
+void Rendezvous::wait_all_arrived(std::uint64_t s, Waiter::OnAbort on_abort) {
   const bool stop_on_abort = on_abort == Waiter::OnAbort::throw_aborted;
   int next = 0;  // threads before `next` are known to have arrived
   waiter_.wait(
@@ -29,25 +37,26 @@ void TeamImpl::wait_all_arrived(std::uint64_t s, Waiter::OnAbort on_abort) {
         std::string missing;
         for (int i = 0; i < threads_; ++i)
           if (slot(i).arrived.value.load(std::memory_order_acquire) < s)
-            missing += (missing.empty() ? "" : ", ") + who(i);
+            missing += (missing.empty() ? "" : ", ") + roster_->who(i);
         return "threads that never arrived: " + missing;
       },
       on_abort);
   if (stop_on_abort) waiter_.throw_if_aborted();
 }
 
-void TeamImpl::release(std::uint64_t s) noexcept {
+void Rendezvous::release(std::uint64_t s) noexcept {
   released_.value.store(s, std::memory_order_release);
   waiter_.notify();
 }
 
-void TeamImpl::wait_released(std::uint64_t s) {
-  waiter_.wait([&] { return released_.value.load(std::memory_order_acquire) >= s || aborted(); },
-               [&] { return "the leader, " + who(0) + ", to finish the inter-process step"; });
+void Rendezvous::wait_released(std::uint64_t s) {
+  waiter_.wait(
+      [&] { return released_.value.load(std::memory_order_acquire) >= s || aborted(); },
+      [&] { return "the leader, " + roster_->who(0) + ", to finish the inter-process step"; });
   waiter_.throw_if_aborted();
 }
 
-void TeamImpl::begin_step(ThreadSlot& s, std::uint64_t k) {
+void Rendezvous::begin_step(ThreadSlot& s, std::uint64_t k) {
   s.begun[k & 1].call.store(k, std::memory_order_release);
   waiter_.notify();
   wait_all_begun(k);
@@ -60,14 +69,14 @@ void TeamImpl::begin_step(ThreadSlot& s, std::uint64_t k) {
     // the plan depends on what they disagree about. Abort so that it does not hang.
     for (int i = 0; i < threads_; ++i)
       if (fingerprint(i, parity).led_by_arrival) {
-        if (!aborted()) abort(e.what());
+        if (!aborted()) failures_->abort(e.what());
         break;
       }
     throw;
   }
 }
 
-void TeamImpl::wait_all_begun(std::uint64_t k) {
+void Rendezvous::wait_all_begun(std::uint64_t k) {
   const int parity = static_cast<int>(k & 1);
   int next = 0;  // threads before `next` are known to have begun call k
   waiter_.wait(
@@ -81,18 +90,18 @@ void TeamImpl::wait_all_begun(std::uint64_t k) {
         std::string missing;
         for (int i = 0; i < threads_; ++i)
           if (slot(i).begun[parity].call.load(std::memory_order_acquire) < k)
-            missing += (missing.empty() ? "" : ", ") + who(i);
+            missing += (missing.empty() ? "" : ", ") + roster_->who(i);
         return "threads that never arrived: " + missing;
       });
   waiter_.throw_if_aborted();
 }
 
-TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d, bool carry) {
-  throw_if_unusable();
+Rendezvous::CallView Rendezvous::begin_call(int me, CallDescriptor d, bool carry) {
+  failures_->throw_if_unusable();
   ThreadSlot& s = slot(me);
   await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
-  entering_call(k);
+  ProcessFailures::entering_call(k);
   const int parity = static_cast<int>(k & 1);
   // The slot of this parity was last read during call k-2, and every reader finished that
   // before beginning call k-1, which this thread has waited for.
@@ -107,12 +116,12 @@ TeamImpl::CallView TeamImpl::begin_call(int me, CallDescriptor d, bool carry) {
   return {this, parity};
 }
 
-void TeamImpl::fail_inline(int me, const CallFingerprint& f, const std::string& why) {
-  throw_if_unusable();
+void Rendezvous::fail_inline(int me, const CallFingerprint& f, const std::string& why) {
+  failures_->throw_if_unusable();
   ThreadSlot& s = slot(me);
   await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
-  entering_call(k);
+  ProcessFailures::entering_call(k);
   const int parity = static_cast<int>(k & 1);
   s.begun[parity].fingerprint = f;
   s.published[parity].invalid = why;
@@ -121,12 +130,12 @@ void TeamImpl::fail_inline(int me, const CallFingerprint& f, const std::string& 
               std::string("tlc ") + to_string(static_cast<Collective>(f.collective)) + ": " + why);
 }
 
-int TeamImpl::begin_arrival_call(int me, CallDescriptor d) {
-  throw_if_unusable();
+int Rendezvous::begin_arrival_call(int me, CallDescriptor d) {
+  failures_->throw_if_unusable();
   ThreadSlot& s = slot(me);
   await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
-  entering_call(k);
+  ProcessFailures::entering_call(k);
   ++s.arrival_calls;
   s.last_arrival_call = k;
   const int parity = static_cast<int>(k & 1);
@@ -139,10 +148,12 @@ int TeamImpl::begin_arrival_call(int me, CallDescriptor d) {
   return parity;
 }
 
-void TeamImpl::wait_arrival_call_complete(std::uint64_t m) {
+void Rendezvous::wait_arrival_call_complete(std::uint64_t m) {
   const std::uint64_t everybody = m * static_cast<std::uint64_t>(threads_);
   waiter_.wait(
-      [&] { return arrival_.departures.load(std::memory_order_acquire) >= everybody || aborted(); },
+      [&] {
+        return arrival_->departures.load(std::memory_order_acquire) >= everybody || aborted();
+      },
       [&] { return std::string("threads of the previous call led by arrival"); });
   waiter_.throw_if_aborted();
 }
@@ -184,54 +195,38 @@ std::string difference(const std::string& ref_who, const CallFingerprint& a,
 
 }  // namespace
 
-void TeamImpl::check_agreement(int parity, int t, int ref) const {
+void Rendezvous::check_agreement(int parity, int t, int ref) const {
   for (int i : {ref, t})
     if (fingerprint(i, parity).invalid)
       throw Error(Errc::invalid_argument,
-                  std::string("tlc ") + collective_of(fingerprint(i, parity)) + ": " + who(i) +
-                      ": " + slots_[static_cast<std::size_t>(i)].published[parity].invalid);
+                  std::string("tlc ") + collective_of(fingerprint(i, parity)) + ": " +
+                      roster_->who(i) + ": " +
+                      slots_[static_cast<std::size_t>(i)].published[parity].invalid);
   const CallFingerprint& a = fingerprint(ref, parity);
   const CallFingerprint& f = fingerprint(t, parity);
   if (a == f) return;
-  throw Error(Errc::mismatch,
-              std::string("tlc ") + collective_of(a) + ": " + difference(who(ref), a, who(t), f));
+  throw Error(Errc::mismatch, std::string("tlc ") + collective_of(a) + ": " +
+                                  difference(roster_->who(ref), a, roster_->who(t), f));
 }
 
 // Wrong arguments first (the lowest such thread's own verdict), then disagreement: the same
 // order as the descriptor checks of algo/validation.cpp, so both forms throw the same error.
-void TeamImpl::check_fingerprints(int parity) const {
+void Rendezvous::check_fingerprints(int parity) const {
   auto at = [&](int i) -> const CallFingerprint& { return fingerprint(i, parity); };
   const CallFingerprint& first = at(0);
   int differs = 0;
   for (int i = 0; i < threads_; ++i) {
     if (at(i).invalid) {
       const CallDescriptor& d = slots_[static_cast<std::size_t>(i)].published[parity];
-      throw Error(Errc::invalid_argument,
-                  std::string("tlc ") + collective_of(at(i)) + ": " + who(i) + ": " + d.invalid);
+      throw Error(Errc::invalid_argument, std::string("tlc ") + collective_of(at(i)) + ": " +
+                                              roster_->who(i) + ": " + d.invalid);
     }
     if (!differs && !(at(i) == first)) differs = i;
   }
   if (!differs) return;
-  throw Error(Errc::mismatch, std::string("tlc ") + collective_of(first) + ": " +
-                                  difference(who(0), first, who(differs), at(differs)));
-}
-
-void TeamImpl::grow_staging(int me, std::size_t bytes) {
-  // Every thread reads the same capacity here: the leader changes it only below, after all
-  // threads have arrived, i.e. after all of them made this same decision.
-  if (bytes <= staging_capacity_) return;
-  const std::uint64_t s = next_step(me);
-  if (me == 0) {
-    arrive(me, s);
-    wait_all_arrived(s);
-    const std::size_t capacity = std::max(bytes, 2 * staging_capacity_);
-    staging_.reset(static_cast<std::byte*>(::operator new[](capacity, std::align_val_t{4096})));
-    staging_capacity_ = capacity;
-    release(s);
-  } else {
-    arrive(me, s);
-    wait_released(s);
-  }
+  throw Error(Errc::mismatch,
+              std::string("tlc ") + collective_of(first) + ": " +
+                  difference(roster_->who(0), first, roster_->who(differs), at(differs)));
 }
 
 }  // namespace tlc::detail

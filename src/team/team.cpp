@@ -113,7 +113,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   const int node_pus =
       std::max<int>(topology_.pus(), static_cast<int>(std::thread::hardware_concurrency()));
   const bool oversubscribed = threads_ > topology_.pus() || node_threads > node_pus;
-  waiter_.set_tuning(
+  rendezvous_.waiter().set_tuning(
       wait_tuning(config.timeout_seconds, config.timeout_aborts_job, oversubscribed));
   comm_->set_polite(oversubscribed);
   // What every process must agree on, in one MPI call: each value and its negation give the
@@ -180,14 +180,14 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   // or TLC_TIMEOUT expires.
   MpiWatch watch;
   watch.timeout_seconds = config.timeout_seconds;
-  watch.abandoned = [this] { return waiter_.aborted(); };
-  watch.why = [this] { return waiter_.abort_reason(); };
+  watch.abandoned = [this] { return rendezvous_.waiter().aborted(); };
+  watch.why = [this] { return rendezvous_.waiter().abort_reason(); };
   if (failures_.connected()) watch.listen = [this] { failures_.listen(); };
   watch.abort_job_on_timeout = config.timeout_aborts_job;
   comm_->set_watch(watch);
   for (auto& lane : lanes_) lane->set_watch(watch);
   if (exchange_comm_) exchange_comm_->set_watch(watch);
-  slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads_));
+  rendezvous_.prepare(roster_, failures_, arrival_);
   arrival_.prepare(threads_);
   planner_ = Planner(shape(), config.plan);
   telemetry_.prepare(threads_, config.stats);
@@ -218,6 +218,27 @@ void TeamImpl::abort(const std::string& reason) { failures_.abort(reason); }
 void TeamImpl::call_failed(int me, const Error& e) { failures_.call_failed(slot(me).calls, e); }
 
 // ---------------------------------------------------------------------------------------------
+// Staging
+
+void TeamImpl::grow_staging(int me, std::size_t bytes) {
+  // Every thread reads the same capacity here: the leader changes it only below, after all
+  // threads have arrived, i.e. after all of them made this same decision.
+  if (bytes <= staging_capacity_) return;
+  const std::uint64_t s = rendezvous_.next_step(me);
+  if (me == 0) {
+    rendezvous_.arrive(me, s);
+    rendezvous_.wait_all_arrived(s);
+    const std::size_t capacity = std::max(bytes, 2 * staging_capacity_);
+    staging_.reset(static_cast<std::byte*>(::operator new[](capacity, std::align_val_t{4096})));
+    staging_capacity_ = capacity;
+    rendezvous_.release(s);
+  } else {
+    rendezvous_.arrive(me, s);
+    rendezvous_.wait_released(s);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Telemetry
 
 void TeamImpl::stats_exit(int me, Collective c) noexcept {
@@ -230,8 +251,7 @@ void TeamImpl::stats_exit(int me, Collective c) noexcept {
 }
 
 void TeamImpl::report_stats() {
-  const std::vector<std::vector<double>> all =
-      comm_->gather_to_root(Telemetry::flatten(stats()));
+  const std::vector<std::vector<double>> all = comm_->gather_to_root(Telemetry::flatten(stats()));
   if (comm_->rank() == 0) Telemetry::print(all);
 }
 
@@ -239,7 +259,7 @@ void TeamImpl::report_stats() {
 // Threads
 
 void TeamImpl::run(const std::function<void(Thread&)>& body) {
-  waiter_.throw_if_aborted();
+  rendezvous_.waiter().throw_if_aborted();
   int held = 0;
   for (int i = 0; i < threads_; ++i) {
     bool expected = false;
@@ -274,7 +294,7 @@ Thread TeamImpl::attach(int local_index) {
     throw Error(Errc::invalid_argument, "tlc: attach(" + std::to_string(local_index) +
                                             "): the team has " + std::to_string(threads_) +
                                             " threads in this process");
-  waiter_.throw_if_aborted();
+  rendezvous_.waiter().throw_if_aborted();
   bool expected = false;
   if (!slot(local_index).held.compare_exchange_strong(expected, true))
     throw Error(Errc::invalid_argument, "tlc: attach(" + std::to_string(local_index) +

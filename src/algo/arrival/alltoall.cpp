@@ -101,7 +101,7 @@ class AlltoallFragments {
   template <class Check>
   void arrive(Check&& check_against) {
     take_runs();
-    const TeamImpl::CallView view{&team_, parity_};
+    const Rendezvous::CallView view{&team_.rendezvous(), parity_};
     std::vector<const std::byte*> sources;
     for (Run& r : runs_) {
       sources.clear();
@@ -176,7 +176,8 @@ class AlltoallFragments {
   // Receives every fragment that has arrived and starts where this thread's received blocks of
   // its process end (a sender's fragments cover its process's threads without overlap).
   void receive_arrived() {
-    auto* recv = static_cast<std::byte*>(TeamImpl::CallView{&team_, parity_}[me_].call.recv);
+    auto* recv =
+        static_cast<std::byte*>(Rendezvous::CallView{&team_.rendezvous(), parity_}[me_].call.recv);
     for (int step = 1; step < team_.processes(); ++step) {
       const int q = (team_.process() + step) % team_.processes();
       const int first_rank = team_.first_rank_of(q), threads = team_.threads_of(q);
@@ -231,7 +232,7 @@ void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   const std::uint64_t m = arrival.m;
   const int parity = arrival.parity, threads = team.threads();
   ArrivalState& a = team.arrival();
-  const TeamImpl::CallView view{&team, parity};
+  const Rendezvous::CallView view{&team.rendezvous(), parity};
   const Roster& roster = team.roster();
   const int my_rank = team.global_rank(me);
   const std::uint64_t copies_due =
@@ -284,7 +285,9 @@ void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
       while (a.busy[static_cast<std::size_t>(me)].value.load() != 0) std::this_thread::yield();
     }
   } closing{a, me, m};
-  auto check_against = [&](int u) { or_fail(team, [&] { team.check_agreement(parity, me, u); }); };
+  auto check_against = [&](int u) {
+    or_fail(team, [&] { team.rendezvous().check_agreement(parity, me, u); });
+  };
   auto exchange_with = [&](int u) {
     check_against(u);
     copy_block(u, me);

@@ -123,7 +123,7 @@ void reduce_by_blocks(TeamImpl& team, int me, CallDescriptor d) {
   everybody = m * static_cast<std::uint64_t>(threads);
   team.waiter().notify();  // the others may be waiting for this arrival
   const int parity = arrival->parity;
-  const TeamImpl::CallView view{&team, parity};
+  const Rendezvous::CallView view{&team.rendezvous(), parity};
   auto* output = static_cast<std::byte*>(c.recv);
   const std::byte* input = static_cast<const std::byte*>(view[me].contribution);
   const std::size_t mine = blocks.bytes(my_rank);
@@ -168,7 +168,7 @@ void reduce_by_blocks(TeamImpl& team, int me, CallDescriptor d) {
     // Everybody here has published: check them all before reading anybody's blocks.
     or_fail(team, [&] {
       for (int t = 0; t < threads; ++t)
-        if (t != me) team.check_agreement(parity, me, t);
+        if (t != me) team.rendezvous().check_agreement(parity, me, t);
     });
 
     auto inputs = input_pointers(static_cast<std::size_t>(team.size()));

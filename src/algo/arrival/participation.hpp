@@ -65,16 +65,17 @@ class Participation {
     const std::string invalid = d.invalid;
     const Collective collective = d.call.collective;
     const int root_rank = d.call.root;
-    parity = team.begin_arrival_call(me, std::move(d));
+    parity = team.rendezvous().begin_arrival_call(me, std::move(d));
     const auto T = static_cast<std::uint64_t>(team.threads());
-    m = team.arrival_calls(me);
+    m = team.rendezvous().arrival_calls(me);
     const std::uint64_t position =
         team.arrival().tickets.fetch_add(1, std::memory_order_acq_rel) - (m - 1) * T;
     ticket = static_cast<int>(position);
     first = position == 0;
     last = position == T - 1;
     if (!invalid.empty()) {
-      team.leave_arrival_call();  // the destructor does not run when the constructor throws
+      team.rendezvous()
+          .leave_arrival_call();  // the destructor does not run when the constructor throws
       fail_call(team, std::make_exception_ptr(Error(Errc::invalid_argument,
                                                     std::string("tlc ") + to_string(collective) +
                                                         ": " + team.who(me) + ": " + invalid)));
@@ -83,14 +84,14 @@ class Participation {
       try {
         check_processes(collective, me);
       } catch (...) {
-        team.leave_arrival_call();
+        team.rendezvous().leave_arrival_call();
         throw;
       }
     }
     root_process = team.process_of(root_rank);
     root = root_process == team.process() ? root_rank - team.first_rank() : -1;
   }
-  ~Participation() { team_.leave_arrival_call(); }
+  ~Participation() { team_.rendezvous().leave_arrival_call(); }
   Participation(const Participation&) = delete;
   Participation& operator=(const Participation&) = delete;
 
@@ -112,7 +113,7 @@ class Participation {
     ArrivalState& a = team_.arrival();
     if (first) {
       or_fail(team_, [&] {
-        a.verdict = compare_processes(team_, TeamImpl::CallView{&team_, parity}[me]);
+        a.verdict = compare_processes(team_, Rendezvous::CallView{&team_.rendezvous(), parity}[me]);
       });
       a.checked.store(m, std::memory_order_release);
       team_.waiter().notify();

@@ -35,14 +35,14 @@ void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
 
   if (!arrival.last && me != root) {  // deposit and return
     if (bytes) std::memcpy(team.arrival().deposit(me).reserve(bytes), own, bytes);
-    team.post_deposited(me, m);
+    team.rendezvous().post_deposited(me, m);
     return;
   }
-  const TeamImpl::CallView view{&team, parity};
+  const Rendezvous::CallView view{&team.rendezvous(), parity};
   if (arrival.last) {
     // Everybody has published: check them all before anything is combined.
     or_fail(team, [&] {
-      team.check_all_agree(parity);
+      team.rendezvous().check_all_agree(parity);
       if (const std::string problem = disagreement(view); !problem.empty())
         throw Error(Errc::mismatch, "tlc reduce: " + problem);
     });

@@ -47,7 +47,7 @@ void scan_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   std::byte* deposit = team.arrival().deposit(me).reserve(std::max<std::size_t>(blocks * bytes, 1));
   auto block = [&](std::size_t i) { return deposit + i * bytes; };
   if (bytes) std::memcpy(deposit, own, bytes);
-  team.post_deposited(me, m);
+  team.rendezvous().post_deposited(me, m);
   const Slice whole = slice_of(n, e, 0, 1);
   auto fold = [&](std::span<const void* const> inputs, void* target) {
     if (inputs.size() == 1)
@@ -69,7 +69,7 @@ void scan_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
   }
   if (sends) {
     // Everybody has published: check them all before their deposits are combined.
-    or_fail(team, [&] { team.check_all_agree(parity); });
+    or_fail(team, [&] { team.rendezvous().check_all_agree(parity); });
     wait_for(
         team,
         [&] {
@@ -117,8 +117,9 @@ void scan_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
       "the threads below of a scan led by arrival");
   or_fail(team, [&] {
     for (int u = 0; u < below; ++u)
-      if (u != me) team.check_agreement(parity, me, u);
-    if (prefixed && a.source_thread != me) team.check_agreement(parity, me, a.source_thread);
+      if (u != me) team.rendezvous().check_agreement(parity, me, u);
+    if (prefixed && a.source_thread != me)
+      team.rendezvous().check_agreement(parity, me, a.source_thread);
   });
   auto inputs = input_pointers(static_cast<std::size_t>(below + (prefixed ? 1 : 0)));
   std::size_t k = 0;

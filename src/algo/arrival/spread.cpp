@@ -139,7 +139,7 @@ void spread_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
     wait_for(
         team, [&] { return a.ready.load(std::memory_order_acquire) >= m || team.aborted(); },
         "the data of a call led by arrival");
-    or_fail(team, [&] { team.check_agreement(parity, me, a.source_thread); });
+    or_fail(team, [&] { team.rendezvous().check_agreement(parity, me, a.source_thread); });
     if (root_here && across && a.claimed.exchange(m, std::memory_order_acq_rel) < m)
       network(const_cast<std::byte*>(a.source));  // the MPI step only reads at the root
     copy_bytes(
