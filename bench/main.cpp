@@ -1,6 +1,6 @@
 // tlc-bench: tlc's collectives against the baselines a hybrid program would otherwise use (MPI
 // everywhere, raw MPI, the OpenMP master-only pattern, the memory-bandwidth bound), all measured
-// in the same run on the same data (DESIGN.md section 8). The modes are selections for one
+// in the same run on the same data (docs/design.md section 12). The modes are selections for one
 // driver (bench.hpp, driver.cpp).
 #include <cstdio>
 #include <iostream>

@@ -1,7 +1,7 @@
-// The engine of every collective across processes (DESIGN section 3): a composition is three
-// steps over staging regions, produce / network / consume, and this engine runs them, in chunks
-// when the plan pipelines (Traff & Hunold [TraffHunold] sec. 5, pipelining the node-local and
-// lane phases; Jain et al. [Jain] sec. III-C, multiple buffers and pipelining) and as one chunk
+// The engine of every collective across processes (docs/design.md section 6): a composition is
+// three steps over staging regions, produce / network / consume, and this engine runs them, in
+// chunks when the plan pipelines (Traff & Hunold [TraffHunold] sec. 5, pipelining the node-local
+// and lane phases; Jain et al. [Jain] sec. III-C, multiple buffers and pipelining) and as one chunk
 // otherwise. The compositions are algo/bcast.cpp, algo/reductions.cpp, algo/gathers.cpp,
 // algo/scatter.cpp, algo/alltoall.cpp and algo/reduce_scatter_block.cpp.
 //

@@ -1,6 +1,6 @@
 // Sliced: the large-message algorithm of every collective inside one process, publish-and-slice
-// (DESIGN section 4; Jain et al.'s copy optimizations, [Jain] sec. III-E, without their copy
-// into a shared buffer: threads read each other's buffers directly; docs/references.md).
+// (docs/design.md section 5; Jain et al.'s copy optimizations, [Jain] sec. III-E, without their
+// copy into a shared buffer: threads read each other's buffers directly; docs/references.md).
 //
 // Phases (T threads, n bytes per rank block):
 //   1. begin_call: every thread publishes its buffers; one rendezvous.

@@ -1,6 +1,6 @@
-// Two-level: reductions in a process whose threads span several NUMA domains (DESIGN section 4,
-// "trees shaped by the NUMA layout"; the intra-node part of Traff & Hunold's hierarchical
-// decomposition, [TraffHunold] sec. 3, applied to NUMA domains).
+// Two-level: reductions in a process whose threads span several NUMA domains (docs/design.md
+// section 5, "two_level"; the intra-node part of Traff & Hunold's hierarchical decomposition,
+// [TraffHunold] sec. 3, applied to NUMA domains).
 //
 // Threads are grouped into maximal runs of consecutive ranks placed in the same NUMA domain
 // (so rank order survives; G groups of S_g threads).

@@ -1,7 +1,7 @@
-// Validation of a call, before any data moves (DESIGN section 7): each thread checks its own
-// arguments (the verdict travels in its descriptor and its fingerprint, so every thread of the
-// process reports it), and after the begin step every thread checks what only the descriptors
-// of all threads show (user op objects, v-variant counts against the sizes the ranks pass).
+// Validation of a call, before any data moves (docs/design.md section 9): each thread checks its
+// own arguments (the verdict travels in its descriptor and its fingerprint, so every thread of the
+// process reports it), and after the begin step every thread checks what only the descriptors of
+// all threads show (user op objects, v-variant counts against the sizes the ranks pass).
 #include <algorithm>
 #include <array>
 #include <cstdint>

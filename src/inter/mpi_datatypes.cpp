@@ -1,3 +1,5 @@
+// tlc's element types and built-in ops as MPI's predefined datatypes and MPI_Ops, or the null
+// handle where MPI defines none for the type (inter/mpi_datatypes.hpp).
 #include "inter/mpi_datatypes.hpp"
 
 namespace tlc::detail {

@@ -1,5 +1,5 @@
-// Inter-process algorithms implemented in tlc on point-to-point messages (DESIGN section 5,
-// "multi-sender"; Parsons [Parsons] ch. 2.3.2; algorithms after
+// Inter-process algorithms implemented in tlc on point-to-point messages (docs/design.md
+// section 6, "multi-sender"; Parsons [Parsons] ch. 2.3.2; algorithms after
 // Thakur, Rabenseifner & Gropp [Thakur]; docs/references.md).
 //
 // Each function runs one algorithm among the processes of `lane` (one rank per process) on a

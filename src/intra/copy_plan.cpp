@@ -1,3 +1,5 @@
+// Building and running a CopyPlan (intra/copy_plan.hpp): source segments and their targets, and
+// one thread's equal share of the source bytes, each chunk written to every target while in L1.
 #include "intra/copy_plan.hpp"
 
 #include <algorithm>

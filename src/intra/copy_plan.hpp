@@ -1,4 +1,4 @@
-// Data movement inside a process as a list of copies (DESIGN section 4): every data-moving
+// Data movement inside a process as a list of copies (docs/design.md section 5): every data-moving
 // collective (bcast, gather, scatter, allgather, alltoall and their v-variants, and the pack /
 // unpack steps around the inter-process phase) is a set of source segments, each written to one
 // or more targets. The same plan serves both intra-process algorithms:

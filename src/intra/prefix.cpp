@@ -1,3 +1,5 @@
+// The sliced prefix walk of scan and exscan inside a process (intra/prefix.hpp): one slice of
+// every rank's input folded in rank order through an accumulator that stays in L1.
 #include "intra/prefix.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Prefix reductions over the threads of a process, sliced (DESIGN section 4): thread j owns
+// Prefix reductions over the threads of a process, sliced (docs/design.md section 5): thread j owns
 // element slice j and walks the ranks in order, carrying an L1-resident accumulator, so every
 // input is read once and every output written once, and in-place buffers are safe (each slice
 // of an input is read before the same thread overwrites it).

@@ -1,3 +1,5 @@
+// The library's own combine kernels for built-in ops on built-in types (vectorised whatever
+// flags the application uses), slices, and the publish-and-slice phases of intra/sliced_reduce.hpp.
 #include "intra/sliced_reduce.hpp"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-// Intra-process data phases on buffers that threads publish to each other (DESIGN section 4).
+// Intra-process data phases on buffers that threads publish to each other (docs/design.md
+// section 5).
 //
 // Publish-and-slice: the element range is cut into cache-line-aligned slices, one per thread.
 // Thread t reduces slice t across all inputs, in rank order, into a small accumulator that stays

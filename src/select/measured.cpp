@@ -1,3 +1,5 @@
+// The tuning file's measured times (select/measured.hpp): stored by collective, algorithm and team
+// shape, looked up, merged, written back as text, and digested for the comparison of processes.
 #include "select/measured.hpp"
 
 #include <bit>

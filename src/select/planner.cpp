@@ -1,3 +1,5 @@
+// The planner (select/planner.hpp): its tables, filled once per team from the cost model, the
+// rules that make one Plan per call, and the public tlc::select_algorithm() that asks it.
 #include "select/planner.hpp"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
-// The one place that decides what runs (DESIGN section 3). The Planner turns a call (collective,
-// bytes, op, in-place) and the team's shape and overrides into a Plan: the algorithm, its form,
-// the pipeline chunk, the lanes and who leads. Tables are filled once per team (the cost model is
-// evaluated at construction for every collective and size band, as NCCL's tuning tables are), so
-// a call is a lookup plus a few comparisons.
+// The one place that decides what runs (docs/design.md section 7). The Planner turns a call
+// (collective, bytes, op, in-place) and the team's shape and overrides into a Plan: the algorithm,
+// its form, the pipeline chunk, the lanes and who leads. Tables are filled once per team (the cost
+// model is evaluated at construction for every collective and size band, as NCCL's tuning tables
+// are), so a call is a lookup plus a few comparisons.
 //
 // Every process computes the same plan from the same inputs wherever processes must make
 // matching MPI calls: the algorithm and whether a call pipelines depend only on what all

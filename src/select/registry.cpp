@@ -1,3 +1,5 @@
+// The registry (select/registry.hpp): every algorithm of every collective with its forms and
+// summary, the parsing of TLC_ALGO_<COLLECTIVE> values, and the public tlc::algorithms().
 #include "select/registry.hpp"
 
 #include <tlc/algorithms.hpp>

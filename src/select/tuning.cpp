@@ -1,3 +1,5 @@
+// The cost model's parameters by name (select/tuning.hpp): the keys and units of the tuning file,
+// reading and writing it, TLC_COST_<KEY> values, and the digest that processes compare.
 #include "select/tuning.hpp"
 
 #include <array>

@@ -1,3 +1,5 @@
+// Config::read (team/config.hpp): TeamOptions, with every TLC_* variable filling in what the
+// program left unset. The one place that reads the environment (docs/design.md section 10).
 #include "team/config.hpp"
 
 #include <cctype>

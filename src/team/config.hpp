@@ -1,6 +1,6 @@
 // The team's configuration: TeamOptions, with the TLC_* environment variables filling in what
-// the program leaves unset. This is the one place that reads the environment (DESIGN section 3);
-// garbage in a variable is an error, not a silent default.
+// the program leaves unset. This is the one place that reads the environment (docs/design.md
+// section 10); garbage in a variable is an error, not a silent default.
 #pragma once
 
 #include <cstddef>

@@ -131,8 +131,8 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   int agreed[] = {lanes(), -lanes(), chunk,    -chunk, oversubscribed ? 1 : 0, check, -check, costs,
                   -costs,  choices,  -choices, nonce};
   comm_->allreduce_max(agreed);
-  // Lanes are made once, one after another in the same order on every process (DESIGN
-  // section 5). Every process needs the same number: the lane collectives pair them up.
+  // Lanes are made once, one after another in the same order on every process (docs/design.md
+  // section 6). Every process needs the same number: the lane collectives pair them up.
   const int lane_count = agreed[0];
   const int fewest = -agreed[1];
   if (lane_count != fewest)  // every process sees the same two numbers and throws alike

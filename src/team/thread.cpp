@@ -1,3 +1,5 @@
+// tlc::Thread (include/tlc/thread.hpp): a participant's identity, moves, release of an attached
+// slot, and tlc::current_thread() through a thread_local cell that follows the Thread's moves.
 #include <exception>
 #include <string>
 

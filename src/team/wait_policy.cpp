@@ -1,3 +1,5 @@
+// The out-of-line parts of the Waiter (team/wait_policy.hpp): marking the team aborted and waking
+// every sleeper, and the errors a wait ends with (TeamAborted, timeout).
 #include "team/wait_policy.hpp"
 
 namespace tlc::detail {

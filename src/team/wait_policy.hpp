@@ -1,7 +1,7 @@
-// How a thread waits for another (DESIGN section 4): spin briefly with a pause instruction, then
-// yield the core, then block on a condition variable (a futex underneath). Blocking matters:
-// tests and many real runs have more threads than cores, and a spinning waiter steals the very
-// core the thread it waits for needs.
+// How a thread waits for another (docs/design.md section 5): spin briefly with a pause instruction,
+// then yield the core, then block on a condition variable (a futex underneath). Blocking matters:
+// tests and many real runs have more threads than cores, and a spinning waiter steals the very core
+// the thread it waits for needs.
 //
 // One Waiter serves a whole team. Writers call notify() after publishing a flag; the sleeper
 // count keeps that to a fence and a load when nobody sleeps (the common, fast case). The waiter

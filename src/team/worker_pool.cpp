@@ -1,3 +1,5 @@
+// The worker pool of Team::run (team/worker_pool.hpp): one thread per participant, each running
+// every body and the first exception kept (an original one ahead of a TeamAborted it caused).
 #include "team/worker_pool.hpp"
 
 #include <tlc/error.hpp>

@@ -1,7 +1,7 @@
-// DESIGN section 7 for every collective: a root out of range, a receive (or send) buffer of the
-// wrong size, v-variant counts and displacements that do not have one entry per rank, different
-// roots on different threads, an in-place buffer that does not divide into size() blocks, and
-// an in-place form used where it is not allowed throw tlc::Error on every thread of the process,
+// docs/design.md section 9 for every collective: a root out of range, a receive (or send) buffer of
+// the wrong size, v-variant counts and displacements that do not have one entry per rank, different
+// roots on different threads, an in-place buffer that does not divide into size() blocks, and an
+// in-place form used where it is not allowed throw tlc::Error on every thread of the process,
 // before any buffer is written; the team keeps working afterwards.
 //
 // Every process holds a bad call (most often on local thread 1), so that every process detects

@@ -284,8 +284,9 @@ TLC_REDUCTION_TESTS(reduce_scatter_block)
 TLC_REDUCTION_TESTS(scan)
 TLC_REDUCTION_TESTS(exscan)
 
-// Results are bitwise identical from call to call for a fixed team shape and algorithm (DESIGN
-// section 4), also for floating-point sums whose value depends on the order of the additions.
+// Results are bitwise identical from call to call for a fixed team shape and algorithm
+// (docs/design.md section 5), also for floating-point sums whose value depends on the order of the
+// additions.
 TEST_F(CollectiveTest, reductions_are_reproducible) {
   for (Collective c : {Collective::allreduce, Collective::reduce, Collective::scan,
                        Collective::reduce_scatter_block}) {

@@ -1,5 +1,5 @@
-// DESIGN section 7: bad input is an error on every thread of the process before any data moves;
-// nothing hangs; an exception in one thread aborts the team and run() rethrows it.
+// docs/design.md section 9: bad input is an error on every thread of the process before any data
+// moves; nothing hangs; an exception in one thread aborts the team and run() rethrows it.
 #include <sys/mman.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Forced choices that cannot serve a call (DESIGN section 3): by default the call runs the
+// Forced choices that cannot serve a call (docs/design.md section 7): by default the call runs the
 // planner's own choice and gives the right result (TLC_VERBOSE=1 says so once per collective on
 // stderr); with TeamOptions::fallback = "error" (TLC_FALLBACK=error) every thread of every
 // process gets tlc::Error before any buffer is written.

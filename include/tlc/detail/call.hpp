@@ -1,6 +1,6 @@
 // The type-erased form of a collective call: what the compiled algorithms work on. The thin
-// templates of tlc::Thread reduce every call to a Call (DESIGN section 3). Internal: applications
-// use tlc::Thread.
+// templates of tlc::Thread reduce every call to a Call (docs/design.md section 11). Internal:
+// applications use tlc::Thread.
 #pragma once
 
 #include <cstddef>
