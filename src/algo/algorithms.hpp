@@ -43,7 +43,7 @@ inline bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size
 std::string check_arguments(const Call& call, int rank, int size);
 // The same for a call about to run: also fills d.count, d.contribution and d.contribution_bytes.
 std::string check_own_arguments(const Call& call, int rank, int size, CallDescriptor& d);
-// TeamImpl::begin_call, then the checks of all threads' descriptors that fingerprints cannot
+// Rendezvous::begin_call, then the checks of all threads' descriptors that fingerprints cannot
 // make (user op objects, v-variant counts): the same Error on every thread, before any data
 // moves. Every algorithm begins with this.
 Rendezvous::CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry = false);

@@ -78,7 +78,7 @@ void run_flat(TeamImpl& team, int me, CallDescriptor d) {
   };
   // Carried contributions are read from the slots, so nobody touches another thread's buffers
   // and there is nothing to wait for; otherwise the closing rendezvous keeps them alive (and
-  // holds back a user op's exception until the others are done: TeamImpl::work_then_sync).
+  // holds back a user op's exception until the others are done: Rendezvous::work_then_sync).
   if (carried)
     work();
   else

@@ -32,7 +32,7 @@ void run_sliced(TeamImpl& team, int me, CallDescriptor d) {
   const std::size_t e = c.type.size;
 
   // The work reads and writes other threads' buffers: a user op that throws is held until all
-  // of it is done (TeamImpl::work_then_sync).
+  // of it is done (Rendezvous::work_then_sync).
   team.rendezvous().work_then_sync(me, [&] {
     auto inputs = input_pointers(T);
     for (int t = 0; t < threads; ++t)

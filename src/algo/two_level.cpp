@@ -41,7 +41,7 @@ void run_two_level(TeamImpl& team, int me, CallDescriptor d) {
   auto partial = [&](int group) { return partials + static_cast<std::size_t>(group) * n * e; };
 
   // Both phases read other threads' buffers (and the second writes their outputs): a user op
-  // that throws is held until the phase is done everywhere (TeamImpl::work_then_sync).
+  // that throws is held until the phase is done everywhere (Rendezvous::work_then_sync).
   // Phase 2: the group's partial result.
   team.rendezvous().work_then_sync(me, [&] {
     auto inputs = input_pointers(static_cast<std::size_t>(last - first));

@@ -38,7 +38,7 @@ class DepositBuffer {
 
 // What the threads of one call led by arrival share (algo/arrival/). At most one such call
 // is in progress at a time: a thread entering any call first waits until the previous call, if
-// it was led by arrival, is complete (TeamImpl::wait_arrival_call_complete), so every value is
+// it was led by arrival, is complete (Rendezvous::wait_arrival_call_complete), so every value is
 // per call without double buffering. Counters only grow: call m (the m-th such call of the team)
 // owns tickets and departures [(m-1)T, mT), and the flags hold the number m of the call they
 // speak for.
