@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A/B of two builds of tlc-bench on this machine: the measurements a restructuring must keep
-# (README sweep, --intra, --algorithms), each case run by the old and the new build in turn,
+# (README sweep, --intra, --algorithms, 2 x 2 across processes), each case run by the old and the new build in turn,
 # round after round, so that the machine's drift falls on both alike. Prints, per case and size,
 # the median over rounds of new/old for every time taken relative to a baseline of the same run
 # (tlc/mpi, tlc/master, tlc against the memory bound, the selector against each forced algorithm
@@ -12,12 +12,14 @@
 #
 # OLD/NEW_BUILD_DIR: build trees holding bench/tlc-bench. ROUNDS: default 3. OUT_DIR: where the
 # CSV of every run goes (default: a new directory under /tmp). Needs python3 for the table.
-# AB_CASES=sweep,intra,algorithms picks case families or single cases such as intra_allreduce
-# (default: all three families). AB_REPORT_ONLY=1 makes the table from OUT_DIR's CSV files alone.
+# AB_CASES=sweep,intra,algorithms,across picks case families or single cases such as
+# intra_allreduce (default: all four families; `across` is 2 processes x 2 threads with the
+# default plan, where reduce, bcast and alltoall are led by arrival in their measured ranges).
+# AB_REPORT_ONLY=1 makes the table from OUT_DIR's CSV files alone.
 set -euo pipefail
 
 if [[ $# -lt 2 ]]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 old=$1/bench/tlc-bench
@@ -29,7 +31,7 @@ for b in "$old" "$new"; do
 done
 mkdir -p "$out"
 mpiexec=${MPIEXEC:-mpiexec}
-cases=${AB_CASES:-sweep,intra,algorithms}
+cases=${AB_CASES:-sweep,intra,algorithms,across}
 
 # name|processes|tlc-bench arguments (each run adds --csv)
 all_cases=(
@@ -40,6 +42,10 @@ all_cases=(
   "intra_alltoall|2|--intra --threads 2 --collective alltoall --min-size 8 --max-size 16M --step 2"
   "algorithms_allreduce|2|--algorithms --threads 1 --collective allreduce --min-size 8 --max-size 64M"
   "algorithms_allgather|2|--algorithms --threads 1 --collective allgather --min-size 8 --max-size 64M"
+  "across_reduce|2|--threads 2 --collective reduce --min-size 8 --max-size 16M --step 8"
+  "across_bcast|2|--threads 2 --collective bcast --min-size 8 --max-size 16M --step 8"
+  "across_alltoall|2|--threads 2 --collective alltoall --min-size 8 --max-size 4M --step 8"
+  "across_allreduce|2|--threads 2 --collective allreduce --min-size 8 --max-size 16M --step 8"
 )
 
 # AB_REPORT_ONLY=1: only the table, from the CSV files already in OUT_DIR.
