@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <tlc/detail/mpi_check.h>
+#include <tlc/algorithms.hpp>
 #include <tlc/detail/export.hpp>
 #include <tlc/options.hpp>
 #include <tlc/stats.hpp>
@@ -57,6 +58,12 @@ class TLC_API Team {
   /// could never complete a collective, so this throws tlc::Error (invalid_argument) at once, on
   /// every thread of the region, instead of letting the first collective wait forever.
   Thread attach(int local_index, int region_threads);
+
+  /// The plan this team makes for such a call (the algorithm, its form, chunks, lanes, who
+  /// leads, forced algorithms included) and the cost model's time of it: what
+  /// tlc::select_algorithm() answers for a team shape, answered by this team's own planner. For
+  /// benchmarks and tools that label their measurements; a collective never needs it.
+  Selection select_algorithm(const CallQuery& call) const;
 
   /// The implementation, for tlc's own headers and tools; not API.
   detail::TeamImpl& impl() noexcept { return *impl_; }
