@@ -47,7 +47,7 @@
 
 #include "bench.hpp"
 #include "team/config.hpp"
-#include "team/team_impl.hpp"
+#include "team/team_access.hpp"
 
 namespace tlc_bench {
 
@@ -970,7 +970,7 @@ int calibrate(const CalibrateOptions& o) {
     options.threads = o.threads;
     options.lanes = o.lanes;
     tlc::Team team(MPI_COMM_WORLD, options);
-    const td::Planner& own = team.impl().planner();
+    const td::Planner& own = td::TeamAccess::impl(team).planner();
     td::PlanSettings settings = own.settings();
     settings.forced = {};
     settings.leaders = td::LeaderPolicy::fixed;

@@ -18,6 +18,10 @@
 
 namespace tlc {
 
+namespace detail {
+struct TeamAccess;
+}
+
 /// The threads of one process, joined with the teams of the other processes of a communicator.
 class TLC_API Team {
  public:
@@ -65,10 +69,10 @@ class TLC_API Team {
   /// benchmarks and tools that label their measurements; a collective never needs it.
   Selection select_algorithm(const CallQuery& call) const;
 
-  /// The implementation, for tlc's own headers and tools; not API.
-  detail::TeamImpl& impl() noexcept { return *impl_; }
-
  private:
+  // The library's own code reaches the implementation through this accessor
+  // (src/team/team_access.hpp), which programs never see.
+  friend struct detail::TeamAccess;
   std::unique_ptr<detail::TeamImpl> impl_;
 };
 
