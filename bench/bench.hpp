@@ -521,12 +521,4 @@ void polite_barrier(MPI_Comm comm = MPI_COMM_WORLD);
 // own communicator, moving the row's bytes per process (split over them / each an alltoall).
 int run_lane_benchmark(const Options& o, const tlc::Environment& env, bool pattern);
 
-// Nanoseconds per plan lookup for a team of this shape (bench/plan_cost.cpp).
-struct PlanLookup {
-  double per_call_ns = 0;  // the thread's plan cache, as every call asks it
-  double planner_ns = 0;   // Planner::plan itself, what a cache miss costs
-};
-PlanLookup plan_lookup_ns(int processes, int threads, int lanes, tlc::Collective collective,
-                          std::size_t bytes);
-
 }  // namespace tlc_bench
