@@ -12,7 +12,7 @@
 //   --lane-pattern, --multi-collective  k = 1..L threads each on its own communicator
 //   --skew        static against dynamic leaders, the master-only pattern and MPI everywhere,
 //                 with the threads' arrivals delayed on purpose (Arrivals)
-//   --calibrate   (calibrate.cpp) its own measurements for the cost model's fit
+//   --calibrate   only says to run tlc-calibrate (tools/calibrate/), the cost model's fit
 // Adding a collective is one entry in collectives.cpp and its cases in cases.cpp.
 #pragma once
 
@@ -63,9 +63,9 @@ struct Options {
   std::string lane_mode;     // --lane-pattern / --multi-collective: Traff's lane benchmarks
   bool algorithms = false;   // --algorithms: every inter-process algorithm against raw MPI
   bool lanes_sweep = false;  // --lanes-sweep: threads per process x lanes
-  bool calibrate = false;    // --calibrate: fit the cost model (calibrate.cpp, docs/model.md)
-  std::string output = "tlc-tuning.txt";  // --output: the tuning file --calibrate writes
-  bool skew = false;  // --skew: arrival imbalance, static against dynamic leaders
+  bool calibrate = false;    // --calibrate: moved to tlc-calibrate, which main() points to
+  std::string output;        // --output: tlc-calibrate's, accepted so that --calibrate can say so
+  bool skew = false;         // --skew: arrival imbalance, static against dynamic leaders
   bool everywhere =
       false;  // --skew --everywhere: MPI everywhere on the world, teams on every T-th process
   double delay_us = 1000;               // --delay-us: the D of the --skew distributions
@@ -520,13 +520,5 @@ void polite_barrier(MPI_Comm comm = MPI_COMM_WORLD);
 // --lane-pattern / --multi-collective (lane_patterns.cpp): k = 1..--lanes threads, each on its
 // own communicator, moving the row's bytes per process (split over them / each an alltoall).
 int run_lane_benchmark(const Options& o, const tlc::Environment& env, bool pattern);
-
-// Nanoseconds per plan lookup for a team of this shape (bench/plan_cost.cpp).
-struct PlanLookup {
-  double per_call_ns = 0;  // the thread's plan cache, as every call asks it
-  double planner_ns = 0;   // Planner::plan itself, what a cache miss costs
-};
-PlanLookup plan_lookup_ns(int processes, int threads, int lanes, tlc::Collective collective,
-                          std::size_t bytes);
 
 }  // namespace tlc_bench

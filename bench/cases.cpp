@@ -10,6 +10,9 @@
 #include <omp.h>
 
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include <atomic>
 #include <barrier>
@@ -26,9 +29,6 @@
 #include <mpi.h>
 
 #include "bench.hpp"
-#include "select/planner.hpp"
-#include "team/team_impl.hpp"
-#include "team/wait_policy.hpp"
 
 namespace tlc_bench {
 
@@ -86,7 +86,14 @@ Timing arrival_timing(const std::vector<ArrivalRecord>& here, MPI_Comm comm) {
 
 namespace {
 
-using tlc::detail::cpu_relax;  // the bound's spin barrier relaxes as tlc's own waits do
+// The bound's spin barrier relaxes with the instruction tlc's own waits spin with.
+#if defined(__x86_64__) || defined(__i386__)
+inline void cpu_relax() noexcept { _mm_pause(); }
+#elif defined(__aarch64__)
+inline void cpu_relax() noexcept { asm volatile("yield" ::: "memory"); }
+#else
+inline void cpu_relax() noexcept {}
+#endif
 
 std::size_t block_of(std::size_t n, int ranks) { return n / static_cast<std::size_t>(ranks); }
 
@@ -191,32 +198,25 @@ class TlcCase : public Case {
     return team_.processes() > 1 ? global_timing(local, team_.threads(), comm_) : local;
   }
 
-  std::string algorithm(std::size_t n) const override {
-    return tlc::detail::to_string(plan_of(n).algorithm);
-  }
+  std::string algorithm(std::size_t n) const override { return plan_of(n).name; }
   std::string plan(std::size_t n) const override {
-    const tlc::detail::Plan p = plan_of(n);
-    return std::string(tlc::detail::to_string(p.algorithm)) + ":" + tlc::detail::to_string(p.form) +
-           ":" + std::to_string(p.chunk_bytes) + ":" + std::to_string(p.lanes) + ":" +
-           tlc::detail::to_string(p.leader()) + (p.one_thread_everywhere ? ":one" : "");
+    const tlc::Selection p = plan_of(n);
+    return p.name + ":" + p.form + ":" + std::to_string(p.chunk_bytes) + ":" +
+           std::to_string(p.lanes) + ":" + p.leader;
   }
   double predicted(std::size_t n) const override {
-    const tlc::detail::Planner& planner = team_.impl().planner();
-    return planner.priced_call(query(n), plan_of(n)).value_or(std::nan(""));
+    return plan_of(n).plan_seconds.value_or(std::nan(""));
   }
 
  private:
-  // The call as the team's planner sees it (a rank block of alltoall and reduce_scatter_block
-  // is the buffer cut into one per rank), and the plan it makes, forced choices included.
-  tlc::detail::PlanQuery query(std::size_t n) const {
+  // The plan the team makes for the call, forced choices included (a rank block of alltoall
+  // and reduce_scatter_block is the buffer cut into one per rank).
+  tlc::Selection plan_of(std::size_t n) const {
     std::size_t count = n;
     if (def_.kind == Kind::alltoall || def_.kind == Kind::reduce_scatter_block)
       count = block_of(n, team_.size());
-    return {def_.collective, count, sizeof(double), true, in_place_};
-  }
-  tlc::detail::Plan plan_of(std::size_t n) const {
-    const tlc::detail::Planner& planner = team_.impl().planner();
-    return planner.as_run(query(n), planner.plan(query(n)));
+    return team_.select_algorithm(
+        {def_.collective, count * sizeof(double), sizeof(double), true, in_place_});
   }
 
   // Before a checked call: an output that only the call can make right (poisoned; in place:

@@ -9,7 +9,6 @@
 #include <mpi.h>
 
 #include "bench.hpp"
-#include "calibrate.hpp"
 
 namespace tlc_bench {
 // The command line, for the header of every report.
@@ -40,22 +39,17 @@ int main(int argc, char** argv) {
   if (options.intra) return run_intra(options, env);
   if (options.algorithms) return run_algorithms(options, env);
   if (options.lanes_sweep) return run_lanes_sweep(options, env);
+  // The calibration reads the library's internals, which the benchmark does not link: it is a
+  // program of its own, with the same options.
   if (options.calibrate) {
-    CalibrateOptions c;
-    c.output = options.output;
-    c.min_bytes = options.min_size;
-    c.max_bytes = options.max_size;
-    c.threads = options.threads;
-    c.lanes = options.lanes;
-    if (!options.collective.empty()) {
-      c.collectives.clear();
-      const std::string list = options.collective + ",";
-      std::size_t from = 0;
-      for (std::size_t comma; (comma = list.find(',', from)) != std::string::npos; from = comma + 1)
-        if (comma > from) c.collectives.push_back(list.substr(from, comma - from));
+    if (process == 0) {
+      std::cerr << "tlc-bench: the calibration is a program of its own now; run tlc-calibrate";
+      for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]) != "--calibrate") std::cerr << ' ' << argv[i];
+      std::cerr << " (the same options, under mpiexec as before; installed next to tlc-bench, "
+                   "tools/tlc-calibrate in a build tree; docs/model.md)\n";
     }
-    c.header = {"tlc-bench commit " + commit()};
-    return run_calibrate(c);
+    return 2;
   }
   if (options.skew) return run_skew(options, env);
   if (!options.lane_mode.empty())

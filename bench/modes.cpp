@@ -11,7 +11,7 @@
 #include <mpi.h>
 
 #include "bench.hpp"
-#include "tlc_bench_commit.hpp"  // TLC_BENCH_COMMIT, stamped at build time
+#include "tlc_commit.hpp"  // TLC_COMMIT, stamped at build time
 
 namespace tlc_bench {
 
@@ -43,7 +43,7 @@ std::string topology_summary() {
 extern int g_argc;
 extern char** g_argv;
 
-std::string commit() { return TLC_BENCH_COMMIT; }
+std::string commit() { return TLC_COMMIT; }
 
 RunHeader make_header(const std::string& mode, const tlc::Environment& env) {
   const int argc = g_argc;

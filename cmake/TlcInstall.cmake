@@ -8,6 +8,7 @@
 #   <prefix>/lib/libtlc.so.<version>             -DBUILD_SHARED_LIBS=ON the shared library, its
 #   <prefix>/lib/libtlc.so.<major>, libtlc.so    SONAME link and the development link
 #   <prefix>/bin/tlc-info                      machine / team report tool
+#   <prefix>/bin/tlc-calibrate                 fits the cost model to the machine (a tuning file)
 #   <prefix>/lib/cmake/tlc/tlcConfig.cmake     find_package(tlc) entry point; re-finds the
 #   <prefix>/lib/cmake/tlc/tlcConfigVersion.cmake   dependencies (MPI, Threads; hwloc if static)
 #   <prefix>/lib/cmake/tlc/tlcTargets*.cmake
@@ -74,7 +75,8 @@ if(TARGET tlc_fortran)
 endif()
 
 if(TARGET tlc-info)
-  install(TARGETS tlc-info RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT tlc_runtime)
+  install(TARGETS tlc-info tlc-calibrate RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
+          COMPONENT tlc_runtime)
 endif()
 
 install(EXPORT tlcTargets

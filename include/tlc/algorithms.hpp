@@ -53,6 +53,19 @@ struct Selection {
   /// them (threads averaged over processes; scaled to the tuning file's measured times where the
   /// shape was measured; docs/model.md).
   std::vector<std::pair<std::string, double>> predicted_seconds;
+  /// The cost model's time of the whole call as planned, on this process's threads (scaled to
+  /// the tuning file's measured times, as the candidates are); unset where the model has no
+  /// price for it.
+  std::optional<double> plan_seconds;
+};
+
+/// A call of a team as Team::select_algorithm() is asked about it (the team supplies the shape).
+struct CallQuery {
+  Collective collective = Collective::allreduce;  ///< the collective called
+  std::size_t bytes = 8;                          ///< of one rank's block
+  std::size_t element_size = 8;                   ///< bytes of one element
+  bool commutative = true;  ///< whether the op is commutative (built-in ops are)
+  bool in_place = false;    ///< whether the call is in place
 };
 
 /// The plan tlc makes for such a call, honouring TLC_ALGO_<COLLECTIVE>, TLC_TUNING and the

@@ -102,7 +102,7 @@ struct TeamOptions {
   std::optional<bool> stats;
   /// The cost model's parameters, from a tuning file of `key = value` lines (alpha_us, lane_gbs,
   /// reduce_gbs, sync_us, memory_gbs, cache_gbs, cache_mib, call_us, lane_parallelism; `#`
-  /// comments), as `tlc-bench --calibrate` writes it (docs/model.md). Keys the file leaves out
+  /// comments), as `tlc-calibrate` writes it (docs/model.md). Keys the file leaves out
   /// keep the built-in defaults; a TLC_COST_<KEY> variable (TLC_COST_ALPHA_US, ...) overrides its
   /// key over the file. An unreadable file, an unknown key or a value that is not a positive
   /// number is tlc::Error (invalid_argument) naming the file, line and key, at team construction.

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <tlc/detail/mpi_check.h>
+#include <tlc/algorithms.hpp>
 #include <tlc/detail/export.hpp>
 #include <tlc/options.hpp>
 #include <tlc/stats.hpp>
@@ -16,6 +17,10 @@
 #include <tlc/topology.hpp>
 
 namespace tlc {
+
+namespace detail {
+struct TeamAccess;
+}
 
 /// The threads of one process, joined with the teams of the other processes of a communicator.
 class TLC_API Team {
@@ -58,10 +63,16 @@ class TLC_API Team {
   /// every thread of the region, instead of letting the first collective wait forever.
   Thread attach(int local_index, int region_threads);
 
-  /// The implementation, for tlc's own headers and tools; not API.
-  detail::TeamImpl& impl() noexcept { return *impl_; }
+  /// The plan this team makes for such a call (the algorithm, its form, chunks, lanes, who
+  /// leads, forced algorithms included) and the cost model's time of it: what
+  /// tlc::select_algorithm() answers for a team shape, answered by this team's own planner. For
+  /// benchmarks and tools that label their measurements; a collective never needs it.
+  Selection select_algorithm(const CallQuery& call) const;
 
  private:
+  // The library's own code reaches the implementation through this accessor
+  // (src/team/team_access.hpp), which programs never see.
+  friend struct detail::TeamAccess;
   std::unique_ptr<detail::TeamImpl> impl_;
 };
 

@@ -13,7 +13,8 @@ namespace tlc {
 
 namespace detail {
 struct TopologyImpl;
-}
+struct TopologyAccess;
+}  // namespace detail
 
 /// A network rail: one network device (an OpenFabrics device such as mlx5_0 or hfi1_0, or a
 /// network interface such as ib0 or eth0 when no OpenFabrics device shares its PCI function).
@@ -61,10 +62,10 @@ class TLC_API Topology {
   /// The allowed PUs as an hwloc list string, e.g. "0-15".
   std::string allowed_pus() const;
 
-  /// The implementation, for tlc's own code and tools; not API.
-  const detail::TopologyImpl& impl() const { return *impl_; }
-
  private:
+  // The library's own code (placement, pinning) reads the hwloc topology through this accessor
+  // (src/topo/topology_impl.hpp), which programs never see.
+  friend struct detail::TopologyAccess;
   explicit Topology(std::shared_ptr<const detail::TopologyImpl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<const detail::TopologyImpl> impl_;
 };

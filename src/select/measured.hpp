@@ -1,5 +1,5 @@
 // Times of whole calls measured on this machine, per collective, algorithm and team shape: what
-// `tlc-bench --calibrate` measured for its table, carried by the tuning file (`measured` lines,
+// `tlc-calibrate` measured for its table, carried by the tuning file (`measured` lines,
 // docs/model.md) into the plan.
 //
 // The fitted alpha-beta model ranks algorithms well where they differ by their terms, but not

@@ -556,6 +556,20 @@ std::optional<double> Planner::priced_call(const PlanQuery& q, const Plan& p) co
   return *model * measured_scale(q, p.algorithm);
 }
 
+Selection Planner::describe(const PlanQuery& q, const Plan& p, std::string reason) const {
+  Selection selection;
+  selection.name = to_string(p.algorithm);
+  selection.form = to_string(p.form);
+  selection.chunk_bytes = p.chunk_bytes;
+  selection.lanes = p.lanes;
+  selection.leader = to_string(p.leader());
+  if (p.fell_back) selection.fallback = std::move(reason);
+  for (const auto& [algorithm, seconds] : predictions(q))
+    selection.predicted_seconds.emplace_back(to_string(algorithm), seconds);
+  selection.plan_seconds = priced_call(q, p);
+  return selection;
+}
+
 }  // namespace tlc::detail
 
 namespace tlc {
@@ -585,16 +599,7 @@ Selection select_algorithm(const SelectionQuery& q) {
     plan.algorithm = detail::Algorithm::flat;
     plan.form = detail::Form::inline_line;
   }
-  Selection selection;
-  selection.name = detail::to_string(plan.algorithm);
-  selection.form = detail::to_string(plan.form);
-  selection.chunk_bytes = plan.chunk_bytes;
-  selection.lanes = plan.lanes;
-  selection.leader = detail::to_string(plan.leader());
-  if (plan.fell_back) selection.fallback = reason;
-  for (const auto& [algorithm, seconds] : planner.predictions(query))
-    selection.predicted_seconds.emplace_back(detail::to_string(algorithm), seconds);
-  return selection;
+  return planner.describe(query, plan, std::move(reason));
 }
 
 int mpi_lane_parallelism() { return detail::mpi_lane_parallelism(); }

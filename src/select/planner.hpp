@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include <tlc/algorithms.hpp>
 #include <tlc/detail/call.hpp>
 #include <tlc/detail/collective_traits.hpp>
 
@@ -169,6 +170,10 @@ class Planner {
   // The same scaled to the measured times of p's algorithm where this shape was measured, as
   // the planner compares algorithms (tlc-info --predict).
   std::optional<double> priced_call(const PlanQuery& q, const Plan& p) const;
+  // Plan p of q as the public API describes it (tlc::Selection; `reason`: why a forced choice
+  // fell back), with every candidate's price: what tlc::select_algorithm() and
+  // Team::select_algorithm() answer.
+  Selection describe(const PlanQuery& q, const Plan& p, std::string reason) const;
 
  private:
   // The automatic plan: what runs when nothing is forced.

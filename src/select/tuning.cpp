@@ -298,7 +298,7 @@ std::string tuning_text(const CostParameters& p, const std::vector<std::string>&
     out << k.key << " = " << value << '\n';
   }
   if (measured && !measured->empty())
-    out << "\n# Times of whole calls measured on this machine (tlc-bench --calibrate's table):\n"
+    out << "\n# Times of whole calls measured on this machine (tlc-calibrate's table):\n"
            "# measured <collective> <algorithm> <processes>x<threads>x<lanes> <bytes of a rank "
            "block> = <microseconds>.\n# Where a team has one of these shapes, the plan scales "
            "the model's price of each\n# algorithm to them (select/measured.hpp).\n"

@@ -1,5 +1,5 @@
 // The cost model's parameters by name: the tuning file (TLC_TUNING, TeamOptions::tuning_file,
-// written by `tlc-bench --calibrate`) and the TLC_COST_<KEY> variables use the same keys and
+// written by `tlc-calibrate`) and the TLC_COST_<KEY> variables use the same keys and
 // units, and this is the one place that parses them (docs/model.md).
 //
 // File format: one `key = value` per line; `#` starts a comment (whole line or after a value);

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "team/team_impl.hpp"
+#include "team/team_access.hpp"
 
 namespace tlc {
 
@@ -27,7 +27,7 @@ void Region::keep(int local_index, std::exception_ptr error) noexcept {
   // A thread that failed after attaching has aborted the team already (its Thread was destroyed
   // by the unwinding); one that failed before attaching (a held index, a user error ahead of
   // attach) has not, and the others would wait for it forever.
-  detail::TeamImpl& team = team_->impl();
+  detail::TeamImpl& team = detail::TeamAccess::impl(*team_);
   if (team.aborted()) return;
   try {
     const bool known = local_index >= 0 && local_index < team.threads();

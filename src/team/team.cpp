@@ -345,5 +345,15 @@ Thread Team::attach(int local_index) { return impl_->attach(local_index); }
 Thread Team::attach(int local_index, int region_threads) {
   return impl_->attach(local_index, region_threads);
 }
+Selection Team::select_algorithm(const CallQuery& call) const {
+  const detail::Planner& planner = impl_->planner();
+  const std::size_t e = std::max<std::size_t>(1, call.element_size);
+  const detail::PlanQuery q{call.collective, call.bytes / e, e, call.commutative, call.in_place};
+  std::string reason;
+  // As the call runs it: a single-process call small enough for a begin line takes the inline
+  // form before any plan is made.
+  const detail::Plan plan = planner.as_run(q, planner.plan(q, &reason));
+  return planner.describe(q, plan, std::move(reason));
+}
 
 }  // namespace tlc

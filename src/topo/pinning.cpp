@@ -11,7 +11,7 @@ namespace tlc {
 
 void pin_current_thread(const Topology& topology, const ThreadPlacement& where) {
   if (where.cpuset.empty()) return;
-  const detail::TopologyImpl& t = topology.impl();
+  const detail::TopologyImpl& t = detail::TopologyAccess::impl(topology);
   const std::string who =
       "tlc: cannot pin thread " + std::to_string(where.local_index) + " to PUs " + where.cpuset;
   // Binding hooks exist only for the machine hwloc discovered; an XML or synthetic topology

@@ -150,7 +150,7 @@ Placement Placement::plan(const Topology& topology, const PlacementRequest& requ
   require_non_negative(request.lanes, "lanes");
   require_non_negative(request.threads_per_rail, "threads_per_rail");
 
-  const detail::TopologyImpl& t = topology.impl();
+  const detail::TopologyImpl& t = detail::TopologyAccess::impl(topology);
   const int lane_count = count_lanes(topology, request);
   const int thread_count = count_threads(topology, request);
   const int domains = topology.numa_domains();

@@ -40,6 +40,12 @@ struct TopologyImpl {
   TopologyImpl& operator=(const TopologyImpl&) = delete;
 };
 
+// What a Topology holds, for the library's own code and its unit tests: the public class keeps
+// it private.
+struct TopologyAccess {
+  static const TopologyImpl& impl(const Topology& topology) noexcept { return *topology.impl_; }
+};
+
 // An hwloc bitmap as an hwloc list string ("0-3,8"); throws tlc::Error(topology) on failure.
 std::string bitmap_list(hwloc_const_bitmap_t set);
 

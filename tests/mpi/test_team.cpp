@@ -247,4 +247,32 @@ TEST(TeamRules, EmptyCollectivesLeaveTheCommunicatorClean) {
   });
 }
 
+// Team::select_algorithm answers with the team's own planner: a forced algorithm that serves the
+// call is the plan, with the model's price of it; one that cannot serve it is the plan's own
+// choice, with the reason; a single-process call small enough for a begin line is inline.
+TEST(TeamRules, SelectAlgorithmIsTheTeamsOwnPlan) {
+  const bool across = world_size() > 1;
+  tlc::TeamOptions o = test_options(2);
+  o.algorithms[tlc::Collective::allreduce] = across ? "full_lane" : "sliced";
+  o.algorithms[tlc::Collective::bcast] = across ? "sliced" : "full_lane";
+  tlc::Team team(MPI_COMM_WORLD, o);
+
+  const tlc::Selection forced = team.select_algorithm({tlc::Collective::allreduce, 1 << 20, 8});
+  EXPECT_EQ(forced.name, across ? "full_lane" : "sliced");
+  EXPECT_TRUE(forced.fallback.empty()) << forced.fallback;
+  ASSERT_TRUE(forced.plan_seconds.has_value());
+  EXPECT_GT(*forced.plan_seconds, 0);
+  EXPECT_FALSE(forced.predicted_seconds.empty());
+
+  const tlc::Selection fell_back = team.select_algorithm({tlc::Collective::bcast, 1 << 20, 8});
+  EXPECT_NE(fell_back.name, across ? "sliced" : "full_lane");
+  EXPECT_NE(fell_back.fallback, "");
+
+  if (!across) {
+    const tlc::Selection small = team.select_algorithm({tlc::Collective::barrier, 0, 1});
+    EXPECT_EQ(small.form, "inline");
+    EXPECT_EQ(team.select_algorithm({tlc::Collective::scan, 8, 8}).form, "inline");
+  }
+}
+
 }  // namespace

@@ -297,7 +297,8 @@ TEST(TopologyCopy, SharesAndOutlivesTheOriginal) {
 // The PUs hwloc says the calling thread is bound to, as a list string.
 std::string current_binding(const tlc::Topology& t) {
   hwloc_bitmap_t set = hwloc_bitmap_alloc();
-  const int rc = hwloc_get_cpubind(t.impl().topology, set, HWLOC_CPUBIND_THREAD);
+  const int rc =
+      hwloc_get_cpubind(tlc::detail::TopologyAccess::impl(t).topology, set, HWLOC_CPUBIND_THREAD);
   std::string text = rc == 0 ? tlc::detail::bitmap_list(set) : "error";
   hwloc_bitmap_free(set);
   return text;
@@ -349,7 +350,7 @@ TEST(Pinning, ManyThreadsPinThemselvesAtOnce) {
 
 TEST(Pinning, RestrictedDetectedTopologyStillPins) {
   const tlc::Topology full = tlc::Topology::detect();
-  const std::string first = full.impl().cores.front().pu_sets.front();
+  const std::string first = tlc::detail::TopologyAccess::impl(full).cores.front().pu_sets.front();
   const tlc::Topology one = full.restricted_to(first);
   ASSERT_EQ(one.pus(), 1);
   const tlc::Placement plan = tlc::Placement::plan(one, {});

@@ -1,4 +1,4 @@
-// tlc-bench --calibrate: fits the cost model's parameters to this machine (docs/model.md) and
+// tlc-calibrate: fits the cost model's parameters to this machine (docs/model.md) and
 // shows how well the fitted model predicts measured collective times.
 //
 // Run under `mpiexec -n 2` (or more; the inter-process fit uses processes 0 and 1) to fit the
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace tlc_bench {
+namespace tlc_calibrate {
 
 struct CalibrateOptions {
   std::string output = "tlc-tuning.txt";  // tuning file process 0 writes; "": none
@@ -37,4 +37,4 @@ struct CalibrateOptions {
 // did). Returns 0, or 1 after printing the error on stderr.
 int run_calibrate(const CalibrateOptions& options);
 
-}  // namespace tlc_bench
+}  // namespace tlc_calibrate

@@ -1,4 +1,4 @@
-// tlc-bench --calibrate (bench/calibrate.hpp). The fits, in the order they run:
+// tlc-calibrate's measurements and fits (calibrate.hpp). The fits, in the order they run:
 //   sync_us, call_us     a barrier of process 0's team (one rendezvous, the inline form), and a
 //                        64-byte allreduce (the general path) on a team of one thread;
 //   memory_gbs, cache_*  memcpy on every thread of that team at once, sizes quadrupling, fitted
@@ -36,6 +36,8 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,12 +46,10 @@
 
 #include "select/planner.hpp"
 #include "select/tuning.hpp"
-
-#include "bench.hpp"
 #include "team/config.hpp"
-#include "team/team_impl.hpp"
+#include "team/team_access.hpp"
 
-namespace tlc_bench {
+namespace tlc_calibrate {
 
 namespace {
 
@@ -57,6 +57,15 @@ namespace td = tlc::detail;
 using Clock = std::chrono::steady_clock;
 
 double now() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+// Returns when every process of comm has called it, asleep meanwhile: MPICH's blocking calls
+// poll without end, and the processes that wait here would take cores from process 0's fits.
+void sleeping_barrier(MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibarrier(comm, &request);
+  for (int done = 0; MPI_Test(&request, &done, MPI_STATUS_IGNORE), !done;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
 
 double median(std::vector<double> v) {
   if (v.empty()) return NAN;
@@ -613,7 +622,7 @@ tlc::Collective collective_named(const std::string& name) {
   for (int c = 0; c <= static_cast<int>(tlc::Collective::exscan); ++c)
     if (name == tlc::to_string(static_cast<tlc::Collective>(c)))
       return static_cast<tlc::Collective>(c);
-  throw std::invalid_argument("--calibrate: unknown collective '" + name + "'");
+  throw std::invalid_argument("--collective: unknown collective '" + name + "'");
 }
 
 bool supported(tlc::Collective c) {
@@ -801,7 +810,7 @@ int calibrate(const CalibrateOptions& o) {
     const tlc::Collective c = collective_named(name);
     if (!supported(c))
       throw std::invalid_argument(
-          "--calibrate: the table measures allreduce, reduce, allgather, "
+          "--collective: the table measures allreduce, reduce, allgather, "
           "bcast and alltoall, not " +
           name);
     collectives.push_back(c);
@@ -837,7 +846,7 @@ int calibrate(const CalibrateOptions& o) {
     fitted.cache_bytes = f.cache_bytes;
     fitted.reduce_bandwidth = f.reduce;
   }
-  polite_barrier(MPI_COMM_WORLD);
+  sleeping_barrier(MPI_COMM_WORLD);
   // The ping-pong's fit needs the cache size.
   MPI_Bcast(&fitted, sizeof fitted, MPI_BYTE, 0, MPI_COMM_WORLD);
 
@@ -894,7 +903,7 @@ int calibrate(const CalibrateOptions& o) {
             "two lane threads; left to run-time detection");
       }
     }
-    polite_barrier(MPI_COMM_WORLD);
+    sleeping_barrier(MPI_COMM_WORLD);
   } else {
     notes.push_back(
         "one process: the inter-process keys (alpha_us, lane_gbs, lane_memory_gbs, eager_kib, "
@@ -926,7 +935,7 @@ int calibrate(const CalibrateOptions& o) {
 
   // The tuning file, and what it says.
   std::vector<std::string> header = {
-      "tlc tuning file, written by tlc-bench --calibrate (docs/model.md)", "date: " + utc_date(),
+      "tlc tuning file, written by tlc-calibrate (docs/model.md)", "date: " + utc_date(),
       "MPI library: " + first_line(tlc::Environment::mpi_library_version()),
       "tlc " + std::string(tlc::version_string),
       "shape: " + std::to_string(processes) + " process(es); intra-process fit on " +
@@ -970,7 +979,7 @@ int calibrate(const CalibrateOptions& o) {
     options.threads = o.threads;
     options.lanes = o.lanes;
     tlc::Team team(MPI_COMM_WORLD, options);
-    const td::Planner& own = team.impl().planner();
+    const td::Planner& own = td::TeamAccess::impl(team).planner();
     td::PlanSettings settings = own.settings();
     settings.forced = {};
     settings.leaders = td::LeaderPolicy::fixed;
@@ -1070,9 +1079,9 @@ int run_calibrate(const CalibrateOptions& options) {
   try {
     return calibrate(options);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tlc-bench --calibrate: %s\n", e.what());
+    std::fprintf(stderr, "tlc-calibrate: %s\n", e.what());
     return 1;
   }
 }
 
-}  // namespace tlc_bench
+}  // namespace tlc_calibrate
