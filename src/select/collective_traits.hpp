@@ -1,5 +1,8 @@
 // What each collective is, in one table: validation, the planner, the compositions and the
 // tests read these properties here instead of repeating switch statements.
+// It lives in src/select/ because choosing and pricing an algorithm is what reads most of it (the
+// planner, the registry, the cost model); the compositions in src/algo/ already depend on the
+// selection layer for their Plan. No public header needs it, so it is not installed.
 #pragma once
 
 #include <array>
