@@ -1,5 +1,7 @@
-// What each collective is, in one table: validation, the planner, the compositions and the
-// tests read these properties here instead of repeating switch statements.
+// What each collective is, in one table: validation, the planner, the cost model, the
+// compositions and the tests read these properties here instead of repeating switch statements.
+// Adding a collective is adding its row (and, for a collective with one count for every rank,
+// its intra-process work in the cost model).
 // It lives in src/select/ because choosing and pricing an algorithm is what reads most of it (the
 // planner, the registry, the cost model); the compositions in src/algo/ already depend on the
 // selection layer for their Plan. No public header needs it, so it is not installed.
@@ -23,7 +25,42 @@ enum class Chunking : unsigned char {
            // a piece of every rank's block
 };
 
+// What one thread's send or receive buffer holds, in rank blocks (the root's, where the root's
+// differs): the cost model counts the bytes the callers bring to a process's working set by it.
+enum class Blocks : unsigned char {
+  none,      // no such buffer (barrier; bcast's one buffer, in and out, is its receive buffer)
+  one,       // one block
+  per_rank,  // a block for every rank of the team
+};
+
+// What the operation between processes moves, in rank blocks: MPI's collective and tlc's
+// point-to-point algorithms are priced on these bytes.
+enum class ProcessBytes : unsigned char {
+  one_block,     // one block, the same size in every process (bcast, the reductions)
+  every_block,   // the blocks of all ranks (the gathers and scatters, reduce_scatter_block's input)
+  process_pair,  // what one process sends another: (ranks / processes)^2 blocks (alltoall)
+};
+
+// The MPI collective whose MPICH default algorithms ([Thakur] sec. 4) price MPI's own step across
+// processes. Collectives whose messages follow one pattern share it.
+enum class MpiPricing : unsigned char {
+  barrier,
+  bcast,
+  reduce,
+  allreduce,
+  allgather,
+  gather,          // gather and scatter: the same binomial tree, towards the root or away from it
+  alltoall,        // pairwise exchange
+  reduce_scatter,  // pairwise exchange, combining on the way
+  scan,            // scan and exscan: log2 P steps, each sending and combining the whole block
+};
+
 struct CollectiveTraits {
+  Collective collective = Collective::barrier;  // the row's own collective (checked below)
+  // The collective with one count for every rank that a v-variant generalises, or the collective
+  // itself: the cost model prices a v-variant's work as its fixed-count collective's, with the
+  // MPI factors fitted for that one.
+  Collective fixed_count = Collective::barrier;
   bool has_root = false;
   bool reduction = false;  // combines with an op
   bool v_variant = false;  // per-rank counts and displacements
@@ -40,40 +77,130 @@ struct CollectiveTraits {
   // The contribution fits a begin line for small calls: the inline form of flat can serve it.
   bool inline_capable = false;
   Chunking chunking = Chunking::none;
+  Blocks send = Blocks::one;
+  Blocks recv = Blocks::one;
+  ProcessBytes process_bytes = ProcessBytes::one_block;
+  MpiPricing mpi_pricing = MpiPricing::barrier;
 };
 
 namespace collective_traits_table {
-constexpr std::array<CollectiveTraits, collective_count> make() {
-  std::array<CollectiveTraits, collective_count> t{};
-  auto at = [&](Collective c) -> CollectiveTraits& { return t[static_cast<std::size_t>(c)]; };
-  for (Collective c : {Collective::bcast, Collective::reduce, Collective::gather,
-                       Collective::gatherv, Collective::scatter, Collective::scatterv})
-    at(c).has_root = true;
-  for (Collective c : {Collective::reduce, Collective::allreduce, Collective::reduce_scatter_block,
-                       Collective::scan, Collective::exscan}) {
-    at(c).reduction = true;
-    at(c).chunking = Chunking::block;
-  }
-  at(Collective::reduce_scatter_block).chunking = Chunking::pieces;
-  for (Collective c :
-       {Collective::allgatherv, Collective::gatherv, Collective::scatterv, Collective::alltoallv})
-    at(c).v_variant = true;
-  for (Collective c :
-       {Collective::allgather, Collective::gather, Collective::scatter, Collective::alltoall})
-    at(c).chunking = Chunking::pieces;
-  at(Collective::bcast).chunking = Chunking::block;
-  for (Collective c : {Collective::alltoall, Collective::scatter, Collective::reduce_scatter_block})
-    at(c).buffer_holds_every_block = true;
-  for (Collective c : {Collective::alltoall, Collective::reduce_scatter_block})
-    at(c).in_place_output_races = true;
-  for (Collective c : {Collective::allreduce, Collective::scan, Collective::exscan})
-    at(c).in_place_output_races_in_flat = true;
-  for (Collective c : {Collective::barrier, Collective::bcast, Collective::reduce,
-                       Collective::allreduce, Collective::scan, Collective::exscan})
-    at(c).inline_capable = true;
-  return t;
+// One row per collective, in the order of the Collective enumeration.
+inline constexpr std::array<CollectiveTraits, collective_count> table = {{
+    {.collective = Collective::barrier,
+     .fixed_count = Collective::barrier,
+     .inline_capable = true,
+     .send = Blocks::none,
+     .recv = Blocks::none,
+     .mpi_pricing = MpiPricing::barrier},
+    {.collective = Collective::bcast,
+     .fixed_count = Collective::bcast,
+     .has_root = true,
+     .inline_capable = true,
+     .chunking = Chunking::block,
+     .send = Blocks::none,
+     .mpi_pricing = MpiPricing::bcast},
+    {.collective = Collective::reduce,
+     .fixed_count = Collective::reduce,
+     .has_root = true,
+     .reduction = true,
+     .inline_capable = true,
+     .chunking = Chunking::block,
+     .mpi_pricing = MpiPricing::reduce},
+    {.collective = Collective::allreduce,
+     .fixed_count = Collective::allreduce,
+     .reduction = true,
+     .in_place_output_races_in_flat = true,
+     .inline_capable = true,
+     .chunking = Chunking::block,
+     .mpi_pricing = MpiPricing::allreduce},
+    {.collective = Collective::allgather,
+     .fixed_count = Collective::allgather,
+     .chunking = Chunking::pieces,
+     .recv = Blocks::per_rank,
+     .process_bytes = ProcessBytes::every_block,
+     .mpi_pricing = MpiPricing::allgather},
+    {.collective = Collective::allgatherv,
+     .fixed_count = Collective::allgather,
+     .v_variant = true,
+     .recv = Blocks::per_rank,
+     .process_bytes = ProcessBytes::every_block,
+     .mpi_pricing = MpiPricing::allgather},
+    {.collective = Collective::gather,
+     .fixed_count = Collective::gather,
+     .has_root = true,
+     .chunking = Chunking::pieces,
+     .recv = Blocks::per_rank,
+     .process_bytes = ProcessBytes::every_block,
+     .mpi_pricing = MpiPricing::gather},
+    {.collective = Collective::gatherv,
+     .fixed_count = Collective::gather,
+     .has_root = true,
+     .v_variant = true,
+     .recv = Blocks::per_rank,
+     .process_bytes = ProcessBytes::every_block,
+     .mpi_pricing = MpiPricing::gather},
+    {.collective = Collective::scatter,
+     .fixed_count = Collective::scatter,
+     .has_root = true,
+     .buffer_holds_every_block = true,
+     .chunking = Chunking::pieces,
+     .send = Blocks::per_rank,
+     .process_bytes = ProcessBytes::every_block,
+     .mpi_pricing = MpiPricing::gather},
+    {.collective = Collective::scatterv,
+     .fixed_count = Collective::scatter,
+     .has_root = true,
+     .v_variant = true,
+     .send = Blocks::per_rank,
+     .process_bytes = ProcessBytes::every_block,
+     .mpi_pricing = MpiPricing::gather},
+    {.collective = Collective::alltoall,
+     .fixed_count = Collective::alltoall,
+     .buffer_holds_every_block = true,
+     .in_place_output_races = true,
+     .chunking = Chunking::pieces,
+     .send = Blocks::per_rank,
+     .recv = Blocks::per_rank,
+     .process_bytes = ProcessBytes::process_pair,
+     .mpi_pricing = MpiPricing::alltoall},
+    {.collective = Collective::alltoallv,
+     .fixed_count = Collective::alltoall,
+     .v_variant = true,
+     .send = Blocks::per_rank,
+     .recv = Blocks::per_rank,
+     .process_bytes = ProcessBytes::process_pair,
+     .mpi_pricing = MpiPricing::alltoall},
+    {.collective = Collective::reduce_scatter_block,
+     .fixed_count = Collective::reduce_scatter_block,
+     .reduction = true,
+     .buffer_holds_every_block = true,
+     .in_place_output_races = true,
+     .chunking = Chunking::pieces,
+     .send = Blocks::per_rank,
+     .process_bytes = ProcessBytes::every_block,
+     .mpi_pricing = MpiPricing::reduce_scatter},
+    {.collective = Collective::scan,
+     .fixed_count = Collective::scan,
+     .reduction = true,
+     .in_place_output_races_in_flat = true,
+     .inline_capable = true,
+     .chunking = Chunking::block,
+     .mpi_pricing = MpiPricing::scan},
+    {.collective = Collective::exscan,
+     .fixed_count = Collective::exscan,
+     .reduction = true,
+     .in_place_output_races_in_flat = true,
+     .inline_capable = true,
+     .chunking = Chunking::block,
+     .mpi_pricing = MpiPricing::scan},
+}};
+
+constexpr bool rows_in_order() {
+  for (std::size_t i = 0; i < collective_count; ++i)
+    if (table[i].collective != static_cast<Collective>(i)) return false;
+  return true;
 }
-inline constexpr std::array<CollectiveTraits, collective_count> table = make();
+static_assert(rows_in_order(), "one row per collective, in the order of the enumeration");
 }  // namespace collective_traits_table
 
 constexpr const CollectiveTraits& traits_of(Collective c) noexcept {
