@@ -55,6 +55,20 @@ enum class MpiPricing : unsigned char {
   scan,            // scan and exscan: log2 P steps, each sending and combining the whole block
 };
 
+// Where hierarchical's one-thread composition runs MPI's call on the caller's own buffers
+// (Form::direct, algo/*.cpp), skipping the staging buffer. The multi-sender algorithms that have
+// such a form are in registry.hpp (multi_sender_direct).
+enum class DirectForm : unsigned char {
+  none,             // no such composition
+  one_thread_here,  // wherever this process has one thread
+  // ... and the call is not in place: the direct alltoall hands MPI both of the caller's
+  // buffers, which MPI requires to be separate.
+  not_in_place,
+  // Only where every process has one thread: MPI's reduce_scatter_block gives each process one
+  // block, where a process of several threads needs one per thread.
+  one_thread_everywhere,
+};
+
 struct CollectiveTraits {
   Collective collective = Collective::barrier;  // the row's own collective (checked below)
   // The collective with one count for every rank that a v-variant generalises, or the collective
@@ -81,6 +95,7 @@ struct CollectiveTraits {
   Blocks recv = Blocks::one;
   ProcessBytes process_bytes = ProcessBytes::one_block;
   MpiPricing mpi_pricing = MpiPricing::barrier;
+  DirectForm hierarchical_direct = DirectForm::none;
 };
 
 namespace collective_traits_table {
@@ -98,7 +113,8 @@ inline constexpr std::array<CollectiveTraits, collective_count> table = {{
      .inline_capable = true,
      .chunking = Chunking::block,
      .send = Blocks::none,
-     .mpi_pricing = MpiPricing::bcast},
+     .mpi_pricing = MpiPricing::bcast,
+     .hierarchical_direct = DirectForm::one_thread_here},
     {.collective = Collective::reduce,
      .fixed_count = Collective::reduce,
      .has_root = true,
@@ -112,13 +128,15 @@ inline constexpr std::array<CollectiveTraits, collective_count> table = {{
      .in_place_output_races_in_flat = true,
      .inline_capable = true,
      .chunking = Chunking::block,
-     .mpi_pricing = MpiPricing::allreduce},
+     .mpi_pricing = MpiPricing::allreduce,
+     .hierarchical_direct = DirectForm::one_thread_here},
     {.collective = Collective::allgather,
      .fixed_count = Collective::allgather,
      .chunking = Chunking::pieces,
      .recv = Blocks::per_rank,
      .process_bytes = ProcessBytes::every_block,
-     .mpi_pricing = MpiPricing::allgather},
+     .mpi_pricing = MpiPricing::allgather,
+     .hierarchical_direct = DirectForm::one_thread_here},
     {.collective = Collective::allgatherv,
      .fixed_count = Collective::allgather,
      .v_variant = true,
@@ -131,7 +149,8 @@ inline constexpr std::array<CollectiveTraits, collective_count> table = {{
      .chunking = Chunking::pieces,
      .recv = Blocks::per_rank,
      .process_bytes = ProcessBytes::every_block,
-     .mpi_pricing = MpiPricing::gather},
+     .mpi_pricing = MpiPricing::gather,
+     .hierarchical_direct = DirectForm::one_thread_here},
     {.collective = Collective::gatherv,
      .fixed_count = Collective::gather,
      .has_root = true,
@@ -146,7 +165,8 @@ inline constexpr std::array<CollectiveTraits, collective_count> table = {{
      .chunking = Chunking::pieces,
      .send = Blocks::per_rank,
      .process_bytes = ProcessBytes::every_block,
-     .mpi_pricing = MpiPricing::gather},
+     .mpi_pricing = MpiPricing::gather,
+     .hierarchical_direct = DirectForm::one_thread_here},
     {.collective = Collective::scatterv,
      .fixed_count = Collective::scatter,
      .has_root = true,
@@ -162,7 +182,8 @@ inline constexpr std::array<CollectiveTraits, collective_count> table = {{
      .send = Blocks::per_rank,
      .recv = Blocks::per_rank,
      .process_bytes = ProcessBytes::process_pair,
-     .mpi_pricing = MpiPricing::alltoall},
+     .mpi_pricing = MpiPricing::alltoall,
+     .hierarchical_direct = DirectForm::not_in_place},
     {.collective = Collective::alltoallv,
      .fixed_count = Collective::alltoall,
      .v_variant = true,
@@ -178,7 +199,8 @@ inline constexpr std::array<CollectiveTraits, collective_count> table = {{
      .chunking = Chunking::pieces,
      .send = Blocks::per_rank,
      .process_bytes = ProcessBytes::every_block,
-     .mpi_pricing = MpiPricing::reduce_scatter},
+     .mpi_pricing = MpiPricing::reduce_scatter,
+     .hierarchical_direct = DirectForm::one_thread_everywhere},
     {.collective = Collective::scan,
      .fixed_count = Collective::scan,
      .reduction = true,
