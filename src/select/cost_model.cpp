@@ -1,3 +1,9 @@
+// The cost model's formulas (cost_model.hpp says what they price). What a collective is to the
+// model comes from its row in select/collective_traits.hpp: the blocks its buffers hold, the
+// bytes its step across processes moves, the MPI collective that prices that step and, for a
+// v-variant, the fixed-count collective it is priced as. The switches here are over those
+// properties and over the algorithms; only the work of the threads inside a process is written
+// out per fixed-count collective, as the compositions in src/algo/ are.
 #include "select/cost_model.hpp"
 
 #include <algorithm>
@@ -248,7 +254,7 @@ Work single_process_work(Collective c, bool sliced, double n, double T) {
       return {sliced ? n : T * n, 0};
     case Collective::scatter:
       return {n, 0};
-    default:  // v-variants, which are never their own fixed_count
+    default:  // v-variants: their fixed_count is one of the collectives above
       return {};
   }
 }
@@ -286,7 +292,7 @@ Phases across_work(Collective c, double n, double T, double N) {
       return {{N * n, 0}, {N * n, 0}, 2 * T * N * n, N};
     case Collective::reduce_scatter_block:
       return {{N * n / T, (T - 1) * N * n / T}, {n, 0}, N * n, N};
-    default:  // v-variants, which are never their own fixed_count
+    default:  // v-variants: their fixed_count is one of the collectives above
       return {};
   }
 }
