@@ -6,10 +6,9 @@
 #include <string>
 #include <vector>
 
-#include <tlc/detail/collective_traits.hpp>
-
 #include "algo/algorithms.hpp"
 #include "intra/sliced_reduce.hpp"
+#include "select/collective_traits.hpp"
 
 namespace tlc::detail {
 

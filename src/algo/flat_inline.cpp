@@ -28,10 +28,9 @@
 #include <cstring>
 #include <string>
 
-#include <tlc/detail/collective_traits.hpp>
-
 #include "algo/algorithms.hpp"
 #include "intra/sliced_reduce.hpp"
+#include "select/collective_traits.hpp"
 
 namespace tlc::detail {
 

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include <tlc/detail/collective_traits.hpp>
 #include <tlc/error.hpp>
 
 #include "algo/algorithms.hpp"
 #include "intra/sliced_reduce.hpp"
+#include "select/collective_traits.hpp"
 
 namespace tlc::detail {
 

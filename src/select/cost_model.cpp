@@ -1,3 +1,9 @@
+// The cost model's formulas (cost_model.hpp says what they price). What a collective is to the
+// model comes from its row in select/collective_traits.hpp: the blocks its buffers hold, the
+// bytes its step across processes moves, the MPI collective that prices that step and, for a
+// v-variant, the fixed-count collective it is priced as. The switches here are over those
+// properties and over the algorithms; only the work of the threads inside a process is written
+// out per fixed-count collective, as the compositions in src/algo/ are.
 #include "select/cost_model.hpp"
 
 #include <algorithm>
@@ -85,71 +91,43 @@ struct Mpi {
   }
 };
 
-// The collective whose factors price MPI's call for c (v-variants: their base).
-Collective mpi_base(Collective c) {
-  switch (c) {
-    case Collective::allgatherv:
-      return Collective::allgather;
-    case Collective::gatherv:
-      return Collective::gather;
-    case Collective::scatterv:
-      return Collective::scatter;
-    case Collective::alltoallv:
-      return Collective::alltoall;
-    default:
-      return c;
-  }
-}
-
 // Bytes of the process-level operation of q: what MPI's collective or tlc's point-to-point
-// algorithm moves (allgather-like: all blocks; alltoall: per process pair).
+// algorithm moves (collective_traits.hpp: ProcessBytes).
 double process_bytes(const CostQuery& q) {
   const double n = static_cast<double>(q.bytes);
-  switch (q.collective) {
-    case Collective::allgather:
-    case Collective::allgatherv:
-    case Collective::gather:
-    case Collective::gatherv:
-    case Collective::scatter:
-    case Collective::scatterv:
-    case Collective::reduce_scatter_block:
+  switch (traits_of(q.collective).process_bytes) {
+    case ProcessBytes::one_block:
+      return n;
+    case ProcessBytes::every_block:
       return n * q.ranks;
-    case Collective::alltoall:
-    case Collective::alltoallv: {
+    case ProcessBytes::process_pair: {
       const double per_process = static_cast<double>(q.ranks) / q.processes;
       return n * per_process * per_process;
     }
-    default:
-      return n;
   }
+  return n;
 }
 
 // MPI's collective for q on `bytes` (of the process-level operation), before its factors.
 Terms mpi_collective(const Mpi& mpi, Collective collective, double bytes) {
-  switch (collective) {
-    case Collective::barrier:
+  switch (traits_of(collective).mpi_pricing) {
+    case MpiPricing::barrier:
       return {log2_ceil(mpi.P) * mpi.c.alpha, 0};
-    case Collective::bcast:
+    case MpiPricing::bcast:
       return mpi.bcast(bytes);
-    case Collective::reduce:
+    case MpiPricing::reduce:
       return mpi.reduce(bytes);
-    case Collective::allreduce:
+    case MpiPricing::allreduce:
       return mpi.allreduce(bytes);
-    case Collective::allgather:
-    case Collective::allgatherv:
+    case MpiPricing::allgather:
       return mpi.allgather(bytes);
-    case Collective::gather:
-    case Collective::gatherv:
-    case Collective::scatter:
-    case Collective::scatterv:
+    case MpiPricing::gather:
       return mpi.gather(bytes);
-    case Collective::alltoall:
-    case Collective::alltoallv:
+    case MpiPricing::alltoall:
       return mpi.pairwise_alltoall(bytes);
-    case Collective::reduce_scatter_block:
+    case MpiPricing::reduce_scatter:
       return mpi.reduce_scatter(bytes);
-    case Collective::scan:
-    case Collective::exscan:
+    case MpiPricing::scan:
       return mpi.exscan(bytes);
   }
   return {};
@@ -175,8 +153,9 @@ std::optional<double> predict(Algorithm algorithm, const CostQuery& q, const Cos
   const double rounds = std::ceil(static_cast<double>(L) / concurrent);
   const double size = process_bytes(q);
   const Mpi mpi{c, P, lane_held(size, c)};
-  // MPI's own collective on `bytes`, weighed by the factors fitted for it.
-  const auto b = static_cast<std::size_t>(mpi_base(q.collective));
+  // MPI's own collective on `bytes`, weighed by the factors fitted for it (a v-variant: for its
+  // fixed-count collective).
+  const auto b = static_cast<std::size_t>(traits_of(q.collective).fixed_count);
   auto mpi_cost = [&](double bytes) {
     const Terms t = mpi_collective(mpi, q.collective, bytes);
     return c.mpi_start + c.mpi_alpha[b] * t.start + c.mpi_beta[b] * t.bytes;
@@ -186,6 +165,11 @@ std::optional<double> predict(Algorithm algorithm, const CostQuery& q, const Cos
       c.rendezvous * log2_ceil(static_cast<int>(std::lround(static_cast<double>(q.ranks) / P)));
   const double part = size / L;
   auto p2p = [&](Terms t) { return rounds * t.total() + lane_overhead; };
+  // Combining out of rank order needs a commutative op (registry.hpp).
+  if (!q.commutative && needs_commutative_op(q.collective, algorithm)) return std::nullopt;
+  // binomial (bcast, reduce) and pairwise (alltoall, reduce_scatter_block) each serve a collective
+  // that moves blocks and a reduction, which combines them on the way as well.
+  const bool combines = traits_of(q.collective).reduction;
   switch (algorithm) {
     case Algorithm::hierarchical:
       return mpi_cost(size);
@@ -197,20 +181,14 @@ std::optional<double> predict(Algorithm algorithm, const CostQuery& q, const Cos
       if (!q.equal_processes) return std::nullopt;
       return p2p(mpi.bruck_allgather(part));
     case Algorithm::binomial:
-      return p2p(q.collective == Collective::reduce ? mpi.binomial_reduce(part)
-                                                    : mpi.binomial_bcast(part));
+      return p2p(combines ? mpi.binomial_reduce(part) : mpi.binomial_bcast(part));
     case Algorithm::pairwise:
-      if (q.collective == Collective::reduce_scatter_block) {
-        if (!q.commutative) return std::nullopt;
-        return p2p(mpi.reduce_scatter(part));
-      }
-      return p2p(mpi.pairwise_alltoall(part));
+      return p2p(combines ? mpi.reduce_scatter(part) : mpi.pairwise_alltoall(part));
     case Algorithm::isend:
       return p2p(mpi.isend_alltoall(part));
     case Algorithm::recursive_doubling:
       return p2p(mpi.recursive_doubling_allreduce(part));
     case Algorithm::rabenseifner:
-      if (!q.commutative) return std::nullopt;
       return p2p(mpi.rabenseifner_allreduce(part));
     case Algorithm::dissemination:
       return log2_ceil(P) * c.alpha;
@@ -230,36 +208,33 @@ struct Work {
   Work operator/(double k) const { return {copy / k, combine / k}; }
 };
 
+// The bytes of a buffer holding `blocks` rank blocks of n bytes (N ranks).
+double buffer_bytes(Blocks blocks, double n, double N) {
+  switch (blocks) {
+    case Blocks::none:
+      return 0;
+    case Blocks::one:
+      return n;
+    case Blocks::per_rank:
+      return N * n;
+  }
+  return 0;
+}
+
 // The bytes of one thread's buffers (send + receive): T times this is what the callers bring to
 // the working set of a process.
 double footprint(Collective c, double n, double N) {
-  switch (c) {
-    case Collective::allgather:
-    case Collective::allgatherv:
-    case Collective::gather:
-    case Collective::gatherv:
-    case Collective::scatter:
-    case Collective::scatterv:
-    case Collective::reduce_scatter_block:
-      return n + N * n;
-    case Collective::alltoall:
-    case Collective::alltoallv:
-      return 2 * N * n;
-    case Collective::barrier:
-      return 0;
-    case Collective::bcast:  // one buffer, in and out
-      return n;
-    default:
-      return 2 * n;
-  }
+  const CollectiveTraits& t = traits_of(c);
+  return buffer_bytes(t.send, n, N) + buffer_bytes(t.recv, n, N);
 }
 
 // One process alone (T threads, n bytes per rank block). Sliced: every thread takes 1/T of all
 // the copying and combining (algo/sliced.cpp); flat: every thread computes its own output from
 // every contribution (algo/flat.cpp), plus the copy that carries its own contribution.
+// A v-variant does the work of its fixed-count collective.
 Work single_process_work(Collective c, bool sliced, double n, double T) {
   const double share = sliced ? 1 / T : 1;
-  switch (c) {
+  switch (traits_of(c).fixed_count) {
     case Collective::barrier:
       return {};
     case Collective::bcast:
@@ -273,23 +248,21 @@ Work single_process_work(Collective c, bool sliced, double n, double T) {
     case Collective::reduce_scatter_block:
       return {n, (T - 1) * n};
     case Collective::allgather:
-    case Collective::allgatherv:
     case Collective::alltoall:
-    case Collective::alltoallv:
       return {T * n, 0};
     case Collective::gather:
-    case Collective::gatherv:
       return {sliced ? n : T * n, 0};
     case Collective::scatter:
-    case Collective::scatterv:
       return {n, 0};
+    default:  // v-variants: their fixed_count is one of the collectives above
+      return {};
   }
-  return {};
 }
 
 // Across processes (algo/across.hpp): what the busiest thread does before the network step
 // (produce: filling the staging region, shared by T workers) and after it (consume: taking its
-// output out), and the bytes of the region.
+// output out), and the bytes of the region. A v-variant does the work of its fixed-count
+// collective.
 struct Phases {
   Work produce;
   Work consume;
@@ -299,7 +272,7 @@ struct Phases {
 
 Phases across_work(Collective c, double n, double T, double N) {
   const Work reduce_in{n / T, (T - 1) * n / T};  // T contributions into the region
-  switch (c) {
+  switch (traits_of(c).fixed_count) {
     case Collective::barrier:
       return {};
     case Collective::bcast:  // the data travels in a caller's output; the others copy it
@@ -311,20 +284,17 @@ Phases across_work(Collective c, double n, double T, double N) {
     case Collective::exscan:
       return {reduce_in, {n, n}, n, 1};
     case Collective::allgather:
-    case Collective::allgatherv:
     case Collective::gather:
-    case Collective::gatherv:
       return {{n, 0}, {N * n, 0}, N * n, N};
     case Collective::scatter:
-    case Collective::scatterv:
       return {{N * n / T, 0}, {n, 0}, N * n, N};
     case Collective::alltoall:
-    case Collective::alltoallv:
       return {{N * n, 0}, {N * n, 0}, 2 * T * N * n, N};
     case Collective::reduce_scatter_block:
       return {{N * n / T, (T - 1) * N * n / T}, {n, 0}, N * n, N};
+    default:  // v-variants: their fixed_count is one of the collectives above
+      return {};
   }
-  return {};
 }
 
 }  // namespace

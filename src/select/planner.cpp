@@ -366,20 +366,17 @@ static bool direct_serves(const PlanQuery& q, const TeamShape& s, Algorithm a, b
   const bool everywhere = s.equal_processes && s.threads == 1;
   if (s.threads != 1 || (forced && !everywhere)) return false;
   if (a != Algorithm::hierarchical) return everywhere && multi_sender_direct(q.collective, a);
-  switch (q.collective) {
-    case Collective::bcast:
-    case Collective::allreduce:
-    case Collective::allgather:
-    case Collective::gather:
-    case Collective::scatter:
-      return true;
-    case Collective::alltoall:
-      return !q.in_place;
-    case Collective::reduce_scatter_block:
-      return everywhere;
-    default:
+  switch (traits_of(q.collective).hierarchical_direct) {
+    case DirectForm::none:
       return false;
+    case DirectForm::one_thread_here:
+      return true;
+    case DirectForm::not_in_place:
+      return !q.in_place;
+    case DirectForm::one_thread_everywhere:
+      return everywhere;
   }
+  return false;
 }
 
 std::optional<Plan> Planner::in_form(const PlanQuery& q, Algorithm a, std::optional<Form> f,

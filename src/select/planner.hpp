@@ -21,9 +21,9 @@
 
 #include <tlc/algorithms.hpp>
 #include <tlc/detail/call.hpp>
-#include <tlc/detail/collective_traits.hpp>
 
 #include "intra/sliced_reduce.hpp"
+#include "select/collective_traits.hpp"
 #include "select/cost_model.hpp"
 #include "select/measured.hpp"
 #include "select/registry.hpp"

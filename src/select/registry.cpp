@@ -72,10 +72,7 @@ constexpr std::uint8_t forms_of(Collective c, Algorithm a) {
       return bit(Form::two_level);
     case Algorithm::hierarchical: {
       // Collectives whose one-thread composition can run on the callers' buffers.
-      const bool direct = c == Collective::allreduce || c == Collective::allgather ||
-                          c == Collective::gather || c == Collective::scatter ||
-                          c == Collective::alltoall || c == Collective::reduce_scatter_block ||
-                          c == Collective::bcast;
+      const bool direct = t.hierarchical_direct != DirectForm::none;
       return bit(Form::staged) | (direct ? bit(Form::direct) : 0) | pipelined;
     }
     case Algorithm::full_lane:

@@ -7,8 +7,9 @@
 #include <span>
 #include <string>
 
-#include <tlc/detail/collective_traits.hpp>
 #include <tlc/options.hpp>
+
+#include "select/collective_traits.hpp"
 
 namespace tlc::detail {
 

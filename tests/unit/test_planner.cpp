@@ -3,9 +3,9 @@
 // over the algorithms: forms, fallbacks of forced choices, pipelining, the inline form.
 #include <gtest/gtest.h>
 
-#include <tlc/detail/collective_traits.hpp>
 #include <tlc/error.hpp>
 
+#include "select/collective_traits.hpp"
 #include "select/planner.hpp"
 
 namespace {
