@@ -1,22 +1,19 @@
+// How a failure on one process reaches the others (inter/alarm.hpp): the posted receive, the
+// notes sent, and reading them.
 #include "inter/alarm.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 #include "inter/mpi_check.hpp"
-#include "inter/process_comm.hpp"
+#include "inter/mpi_policy.hpp"
 
 namespace tlc::detail {
 
 ProcessAlarm::ProcessAlarm(MPI_Comm parent, int team) : team_(team) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  {
-    auto lock = ProcessComm::serialize();
-    check_mpi(MPI_Comm_idup(parent, &comm_, &request), "MPI_Comm_idup");
-  }
-  complete_politely(request, "MPI_Comm_idup");
-  auto lock = ProcessComm::serialize();
-  check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  // No wildcard hints: the posted receive takes a note from any process.
+  comm_ = duplicate_comm(parent, /*assert_no_wildcards=*/false);
+  auto lock = serialize_mpi();
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   post_receive();
@@ -31,7 +28,7 @@ ProcessAlarm::~ProcessAlarm() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized || comm_ == MPI_COMM_NULL) return;
-  auto lock = ProcessComm::serialize();
+  auto lock = serialize_mpi();
   if (inbox_request_ != MPI_REQUEST_NULL) {
     MPI_Cancel(&inbox_request_);
     MPI_Wait(&inbox_request_, MPI_STATUS_IGNORE);  // local once cancelled (or already matched)
@@ -58,7 +55,7 @@ void ProcessAlarm::send(Kind kind, std::uint64_t call, const std::string& text) 
   const std::size_t length = std::min(text.size(), text_capacity - 1);
   std::memcpy(note.text, text.data(), length);
   note.text[length] = '\0';
-  auto lock = ProcessComm::serialize();
+  auto lock = serialize_mpi();
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     MPI_Request request = MPI_REQUEST_NULL;
@@ -70,7 +67,7 @@ void ProcessAlarm::send(Kind kind, std::uint64_t call, const std::string& text) 
 std::optional<ProcessAlarm::Note> ProcessAlarm::receive() {
   std::unique_lock<std::mutex> reading(receive_mutex_, std::try_to_lock);
   if (!reading.owns_lock()) return std::nullopt;
-  auto lock = ProcessComm::serialize();
+  auto lock = serialize_mpi();
   for (;;) {
     int arrived = 0;
     check_mpi(MPI_Test(&inbox_request_, &arrived, MPI_STATUS_IGNORE), "MPI_Test (alarm)");

@@ -5,7 +5,7 @@
 // communicator. A process that fails a call before its step between processes (bad arguments,
 // threads that disagree), or whose team aborts, sends a note to every other process. The others
 // read notes while they wait inside MPI (every wait between processes is polled, see
-// ProcessComm::poll), so a process waiting for one that will never come ends its wait instead
+// inter/mpi_wait.hpp), so a process waiting for one that will never come ends its wait instead
 // of hanging. Reading a note costs one MPI_Test of the posted receive.
 #pragma once
 

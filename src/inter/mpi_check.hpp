@@ -6,6 +6,6 @@
 
 namespace tlc::detail {
 
-void check_mpi(int rc, const char* what);
+void check_mpi(int rc, const char* what);  // in inter/mpi_policy.cpp
 
 }  // namespace tlc::detail

@@ -1,9 +1,9 @@
 // The process-level communicator of a team (one rank per node; with TLC_NODE=process, every
-// process) and the MPI operations leaders perform on it. The only place besides team setup
-// that calls MPI.
+// process) and the MPI collectives leaders run on it, each completed by the team's wait loop.
+// The MPI policy, node discovery and the wait loop have files of their own (included here for
+// the code that reaches them through this header).
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -16,37 +16,16 @@
 
 #include <tlc/thread.hpp>
 
+#include "inter/mpi_policy.hpp"
+#include "inter/mpi_wait.hpp"
+#include "inter/node_comm.hpp"
+
 namespace tlc::detail {
-
-// What a wait for an MPI operation watches besides the operation, so that a failure elsewhere
-// ends the wait instead of hanging it: the team's abort, notes from other processes
-// (inter/alarm.hpp), and TLC_TIMEOUT.
-struct MpiWatch {
-  double timeout_seconds = 0;          // 0: as long as it takes
-  std::function<bool()> abandoned;     // true: the team has aborted, stop waiting (cheap)
-  std::function<std::string()> why;    // the abort's reason, for the error
-  std::function<void()> listen;        // reads other processes' notes (an MPI_Test); may abort
-  bool abort_job_on_timeout = false;   // TLC_TIMEOUT_ACTION=abort: MPI_Abort instead of throwing
-};
-
-// Between two tests of a polite wait (attempt counts from 0): nothing at first, then a yield,
-// then a short fixed sleep.
-void pace_polite_wait(int attempt);
-// Completes request with the polite pace, whatever the node (waits of team construction and of
-// small agreements between processes).
-void complete_politely(MPI_Request& request, const char* what);
-
-// Whether a wait gave up on an MPI operation that may still complete (after an abort or a
-// time-out): MPI_Finalize could then wait for it forever, so tlc::Environment aborts the job.
-bool mpi_operation_abandoned() noexcept;
-// Prints why on stderr and ends the whole job with MPI_Abort.
-[[noreturn]] void abort_job(const std::string& why);
 
 class ProcessComm {
  public:
-  // Duplicates parent (collective over it) and sets MPI_ERRORS_RETURN on the duplicate. A lane
-  // communicator also carries the info hints mpi_assert_no_any_source and
-  // mpi_assert_no_any_tag: tlc never receives from a wildcard, which lets MPI match faster.
+  // Duplicates parent (collective over it; see duplicate_comm). A lane communicator carries the
+  // hints that tlc never receives from a wildcard there.
   explicit ProcessComm(MPI_Comm parent, bool lane = false);
   ~ProcessComm();
   ProcessComm(const ProcessComm&) = delete;
@@ -70,31 +49,29 @@ class ProcessComm {
   // failure on one process from leaving the others blocked in the next collective.
   void agree_or_throw(const std::string& local_error, int local_code);
 
-  // Every operation is the non-blocking variant completed by tlc's own loop of MPI_Test, which
-  // gives up (TeamAborted, or Error(timeout)) when the watch says so: a blocking MPI call could
-  // not be ended when another process fails. Polite mode is for oversubscribed nodes: MPI
-  // implementations busy-poll inside blocking calls, which steals the core from the very threads
-  // (of this or another process) the call waits for, so the loop yields and sleeps between tests
-  // (pace_polite_wait); otherwise it spins.
-  void set_polite(bool polite) noexcept { polite_ = polite; }
-  bool polite() const noexcept { return polite_; }
-  void set_watch(MpiWatch watch) { watch_ = std::move(watch); }
+  // Every operation is the non-blocking variant completed by this communicator's wait loop
+  // (inter/mpi_wait.hpp), polite on oversubscribed nodes and ended by the watch.
+  void set_polite(bool polite) noexcept { wait_.set_polite(polite); }
+  bool polite() const noexcept { return wait_.polite(); }
+  void set_watch(MpiWatch watch) { wait_.set_watch(std::move(watch)); }
 
-  // Completes requests with MPI_Testall in tlc's loop (see set_polite). Every request is
-  // MPI_REQUEST_NULL on return.
-  void wait_all(std::span<MPI_Request> requests, const char* what);
-  // Completes requests while the caller does local work between the tests: alongside() runs
-  // after each test (outside MPI) and returns true once the caller's local part is done; returns
-  // when both are. Always polls (MPI makes progress only inside MPI calls, and the local work
-  // must not wait behind a blocking MPI_Waitall), with the policy and watch of wait_all.
+  // Completes requests with MPI_Testall in the wait loop. Every request is MPI_REQUEST_NULL on
+  // return.
+  void wait_all(std::span<MPI_Request> requests, const char* what) {
+    wait_.wait_all(requests, what);
+  }
+  // Completes requests while the caller does local work between the tests (see
+  // MpiWait::wait_all_alongside).
   void wait_all_alongside(std::span<MPI_Request> requests, const std::function<bool()>& alongside,
-                          const char* what);
+                          const char* what) {
+    wait_.wait_all_alongside(requests, alongside, what);
+  }
 
   // The largest tag MPI allows (MPI_TAG_UB; at least 32767).
   int tag_limit() const noexcept { return tag_limit_; }
   // Serialises MPI calls when MPI provides only MPI_THREAD_SERIALIZED (empty lock otherwise);
   // hold it around every MPI call made on this communicator.
-  static std::unique_lock<std::mutex> serialize();
+  static std::unique_lock<std::mutex> serialize() { return serialize_mpi(); }
 
   // The collectives leaders run on the team's staging buffers. Data movement is in bytes;
   // reductions take `count` elements of call.type combined with call's op, in process rank
@@ -144,56 +121,11 @@ class ProcessComm {
   int size_ = 1;
   MPI_Op user_op_commutative_ = MPI_OP_NULL;
   MPI_Op user_op_ordered_ = MPI_OP_NULL;
-  bool polite_ = false;
-  MpiWatch watch_;
   int tag_limit_ = 32767;
-  // A wait on this communicator gave up on an operation (several threads may wait on it).
-  std::atomic<bool> abandoned_{false};
-  void complete(MPI_Request& request, const char* what);
-  // Calls test() (one MPI_Test or MPI_Testall under the serialising lock, setting done) until
-  // done: spinning, then in polite mode yielding and sleeping; checks the watch as it goes.
-  template <class Test>
-  void poll(Test&& test, const char* what);
-  // Posts the non-blocking form of an MPI call and completes it with poll().
+  MpiWait wait_;
+  // Posts the non-blocking form of an MPI call and completes it in the wait loop.
   template <class Nonblocking>
   void call(const char* what, Nonblocking nonblocking);
 };
-
-// Whether MPI is initialised with at least MPI_THREAD_SERIALIZED; throws otherwise.
-// Returns true when tlc must serialise its own MPI calls (MPI_THREAD_SERIALIZED).
-bool check_thread_level();
-
-// Where this process stands among the processes of comm on its node (MPI_COMM_TYPE_SHARED).
-struct NodeInfo {
-  int rank = 0;              // among the processes of this node
-  int size = 1;              // processes on this node
-  int largest = 1;           // most processes on any node of comm
-  bool same_cpusets = true;  // all processes of this node may run on the same PUs
-};
-
-// The processes of comm that share this process's node, split off once per parent communicator
-// and cached on it (the split is the slowest step of team construction: tens of milliseconds on
-// an oversubscribed node).
-class NodeComm {
- public:
-  explicit NodeComm(MPI_Comm comm);  // collective over comm
-  ~NodeComm();
-  NodeComm(const NodeComm&) = delete;
-  NodeComm& operator=(const NodeComm&) = delete;
-
-  // Collective over comm. cpuset_key identifies this process's allowed PUs.
-  NodeInfo info(std::uint64_t cpuset_key);
-  // Sum of `value` over the processes of this node (collective over them).
-  int sum(int value);
-
- private:
-  MPI_Comm parent_;
-  MPI_Comm node_ = MPI_COMM_NULL;
-};
-
-// How many lanes the MPI library can progress at once, as far as it says: MPICH's number of
-// VCIs (MPIR_CVAR_CH4_NUM_VCIS through the MPI tool interface; 1 in a global-lock build), or 0
-// when the library does not tell or MPI is not initialised.
-int mpi_lane_parallelism();
 
 }  // namespace tlc::detail

@@ -1,0 +1,47 @@
+// What tlc asks of MPI and how it uses it, in one place: the thread level it needs (and the lock
+// that serialises its calls when MPI gives only MPI_THREAD_SERIALIZED), how it makes its own
+// communicators (duplicates with MPI_ERRORS_RETURN, so that every failure reaches check_mpi),
+// what the MPI library in use can tell about lanes, and how tlc ends the job when it must.
+#pragma once
+
+#include <mutex>
+#include <string>
+
+#include <mpi.h>
+
+namespace tlc::detail {
+
+// Whether MPI is initialised with at least MPI_THREAD_SERIALIZED; throws otherwise.
+// Returns true when tlc must serialise its own MPI calls (MPI_THREAD_SERIALIZED).
+bool check_thread_level();
+
+namespace mpi_serialization {
+// Set by check_thread_level when MPI provides only MPI_THREAD_SERIALIZED: every MPI call tlc
+// makes then holds the mutex.
+inline bool required = false;
+inline std::mutex mutex;
+}  // namespace mpi_serialization
+
+// The lock to hold around every MPI call tlc makes: the mutex when MPI provides only
+// MPI_THREAD_SERIALIZED, an empty lock otherwise. Inline: the wait loops take it for every test.
+inline std::unique_lock<std::mutex> serialize_mpi() {
+  if (mpi_serialization::required) return std::unique_lock<std::mutex>(mpi_serialization::mutex);
+  return {};
+}
+
+// Duplicates parent (collective over it) and sets MPI_ERRORS_RETURN on the duplicate. With
+// assert_no_wildcards (lane communicators) the duplicate also carries the info hints
+// mpi_assert_no_any_source and mpi_assert_no_any_tag: tlc never receives from a wildcard there,
+// which lets MPI match faster. Communicator creation agrees on a context id in rounds of
+// collectives inside MPI; its non-blocking form is completed politely (see complete_politely).
+MPI_Comm duplicate_comm(MPI_Comm parent, bool assert_no_wildcards);
+
+// How many lanes the MPI library can progress at once, as far as it says: MPICH's number of
+// VCIs (MPIR_CVAR_CH4_NUM_VCIS through the MPI tool interface; 1 in a global-lock build), or 0
+// when the library does not tell or MPI is not initialised.
+int mpi_lane_parallelism();
+
+// Prints why on stderr and ends the whole job with MPI_Abort.
+[[noreturn]] void abort_job(const std::string& why);
+
+}  // namespace tlc::detail
