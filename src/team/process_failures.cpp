@@ -2,7 +2,7 @@
 // processes, hearing from them, and settling how a call that failed here ended there.
 #include "team/process_failures.hpp"
 
-#include "inter/process_comm.hpp"  // pace_polite_wait
+#include "inter/mpi_wait.hpp"  // pace_polite_wait
 
 #include <algorithm>
 #include <chrono>
