@@ -68,7 +68,7 @@ struct CostParameters {
   double alltoall_fragment = 0;
   // MPI's own collectives (hierarchical, full_lane) against the MPICH algorithm the model prices
   // them as: factors of its start-up terms and of its per-byte terms, per collective (v-variants
-  // take their base's), fitted by tlc-bench --calibrate (mpi_<collective>_alpha, _beta).
+  // take their base's), fitted by tlc-calibrate (mpi_<collective>_alpha, _beta).
   std::array<double, collective_count> mpi_alpha = ones();
   std::array<double, collective_count> mpi_beta = ones();
   // Lanes whose MPI calls progress at the same time (lane_parallelism). 0: detected:
