@@ -8,8 +8,8 @@
 // fitted to the MPI library at hand. predict_call() prices a whole call as a plan runs it: the
 // intra-process phases by the bytes each thread copies and combines, the rendezvous, tlc's own
 // work per call, and the inter-process phase by predict(), chunk by chunk when the plan
-// pipelines. The planner chooses on predict_call() (Planner::shared_cost); tlc-bench
-// --calibrate compares it with measured times, tlc-info --predict evaluates it for any shape.
+// pipelines. The planner chooses on predict_call() (Planner::shared_cost); tlc-calibrate
+// compares it with measured times, tlc-info --predict evaluates it for any shape.
 // docs/model.md has the parameters and how they are fitted.
 #pragma once
 
