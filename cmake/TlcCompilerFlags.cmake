@@ -26,8 +26,8 @@ if(TLC_SANITIZE)
   # The collective sweeps without their largest size (1 MiB + 3 elements), which the plain
   # builds run: instrumented code is several times slower, and 100003 elements already cover
   # every algorithm, form and pipelined chunk at every process count (tests/mpi/
-  # collective_harness.hpp). ThreadSanitizer, the slowest (its np 1 reduction sweep spent 120 of
-  # 185 s on 100003 elements), takes 40009: more than two of a mover's 256 KiB chunks of doubles
+  # collective_harness.hpp). ThreadSanitizer, the slowest (most of its np 1 reduction sweep went to
+  # 100003 elements), takes 40009: more than two of a mover's 256 KiB chunks of doubles
   # on its two processes, and the 4 KiB chunks of the pipelined forms as before.
   if("thread" IN_LIST TLC_SANITIZE)
     list(APPEND TLC_SANITIZER_ENVIRONMENT "TLC_TEST_SIZES=0,1,2,3,7,4099,40009")

@@ -639,7 +639,7 @@ TEST(P2pMultiSender, MixedAlgorithmsOnThreeLanes) {
   EXPECT_TRUE(matches_pattern(broadcast.data(), bytes, root, 22)) << "mixed bcast";
 }
 
-// The blocking path of wait_all (MPI_Waitall instead of polite polling), on a lane of its own.
+// wait_all on a communicator that is not polite (polled without sleeping), on a lane of its own.
 TEST(P2pBlockingWait, AlgorithmsWithMpiWaitall) {
   const int P = world_size(), me = world_rank();
   const auto p = static_cast<std::size_t>(P), m = static_cast<std::size_t>(me);
