@@ -98,14 +98,13 @@ class TeamImpl {
   // --- Failures across processes (team/process_failures.hpp, docs/reliability.md) ---
   // A call of thread me failed with e in this process.
   void call_failed(int me, const Error& e);
-  void throw_if_unusable() { failures_.throw_if_unusable(); }
-  static void entering_call(std::uint64_t k) noexcept { ProcessFailures::entering_call(k); }
 
   // --- TLC_CHECK (algo/validation.cpp) ---
   bool checks_processes() const noexcept { return check_processes_; }
   // The verdict of the current call's comparison across processes: written by thread 0 before
   // it releases the others, read by them after (until the next call's begin step).
   std::string& process_verdict() noexcept { return process_verdict_; }
+
   // --- Calls led by arrival (algo/arrival/) ---
   ArrivalState& arrival() noexcept { return arrival_; }
 
