@@ -100,6 +100,10 @@ struct TeamOptions {
   /// TLC_STATS=1, process 0 also prints every process's table on stderr when the team is
   /// destroyed.
   std::optional<bool> stats;
+  /// How many nonblocking calls (and started persistent calls) each thread may have in progress
+  /// at once; starting one more throws tlc::Error (invalid_argument). 0: TLC_MAX_REQUESTS, else
+  /// 1024.
+  int max_requests = 0;
   /// The cost model's parameters, from a tuning file of `key = value` lines (alpha_us, lane_gbs,
   /// reduce_gbs, sync_us, memory_gbs, cache_gbs, cache_mib, call_us, lane_parallelism; `#`
   /// comments), as `tlc-calibrate` writes it (docs/model.md). Keys the file leaves out

@@ -16,6 +16,7 @@
 #include <tlc/error.hpp>
 #include <tlc/ops.hpp>
 #include <tlc/options.hpp>
+#include <tlc/request.hpp>
 #include <tlc/types.hpp>
 
 namespace tlc {
@@ -305,6 +306,280 @@ class TLC_API Thread {
     run(in_place_reduction(Collective::exscan, buf_span(buf), -1, op));
   }
 
+  // ---- Nonblocking and persistent forms (tlc/request.hpp) ----
+  // Every collective above, in every form, also as i<name>(same arguments) returning a
+  // tlc::Request, and <name>_init(same arguments) returning a tlc::Persistent. Arguments are
+  // checked as for the blocking call: a thread's own bad arguments throw at once (and fail the
+  // call on the other threads, whose requests then throw). Buffers and count arrays must stay
+  // valid and untouched until the request completes.
+  Request ibarrier() { return start(barrier_call); }
+  Persistent barrier_init() { return persist(barrier_call); }
+  template <MutableElementRange Buf>
+  Request ibcast(Buf&& buf, int root) {
+    return start(bcast_call(buf_span(buf), root));
+  }
+  template <MutableElementRange Buf>
+  Persistent bcast_init(Buf&& buf, int root) {
+    return persist(bcast_call(buf_span(buf), root));
+  }
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv> Request ireduce(Send&& send, Recv&& recv, int root,
+                                                    Op op = {}) {
+    return start(reduction(Collective::reduce, send_span(send), buf_span(recv), root, op), {}, op);
+  }
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv> Persistent reduce_init(Send&& send, Recv&& recv, int root,
+                                                           Op op = {}) {
+    return persist(reduction(Collective::reduce, send_span(send), buf_span(recv), root, op), {},
+                   op);
+  }
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) Request ireduce(Buf&& buf, int root, Op op = {}) {
+    return start(in_place_reduction(Collective::reduce, buf_span(buf), root, op), {}, op);
+  }
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) Persistent reduce_init(Buf&& buf, int root, Op op = {}) {
+    return persist(in_place_reduction(Collective::reduce, buf_span(buf), root, op), {}, op);
+  }
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv> Request iallreduce(Send&& send, Recv&& recv, Op op = {}) {
+    return start(reduction(Collective::allreduce, send_span(send), buf_span(recv), -1, op), {}, op);
+  }
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv> Persistent allreduce_init(Send&& send, Recv&& recv,
+                                                              Op op = {}) {
+    return persist(reduction(Collective::allreduce, send_span(send), buf_span(recv), -1, op), {},
+                   op);
+  }
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) Request iallreduce(Buf&& buf, Op op = {}) {
+    return start(in_place_reduction(Collective::allreduce, buf_span(buf), -1, op), {}, op);
+  }
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) Persistent allreduce_init(Buf&& buf, Op op = {}) {
+    return persist(in_place_reduction(Collective::allreduce, buf_span(buf), -1, op), {}, op);
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Request iallgather(Send&& send, Recv&& recv) {
+    return start(movement(Collective::allgather, send_span(send), buf_span(recv), -1));
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Persistent allgather_init(Send&& send, Recv&& recv) {
+    return persist(movement(Collective::allgather, send_span(send), buf_span(recv), -1));
+  }
+  template <MutableElementRange Buf>
+  Request iallgather(Buf&& buf) {
+    return start(in_place_movement(Collective::allgather, buf_span(buf), -1));
+  }
+  template <MutableElementRange Buf>
+  Persistent allgather_init(Buf&& buf) {
+    return persist(in_place_movement(Collective::allgather, buf_span(buf), -1));
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Request iallgatherv(Send&& send, Recv&& recv,
+                                                        std::span<const std::size_t> counts,
+                                                        std::span<const std::size_t> displs) {
+    auto call = movement(Collective::allgatherv, send_span(send), buf_span(recv), -1);
+    return start(call, detail::VariantLayout{{}, {}, counts, displs});
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Persistent
+  allgatherv_init(Send&& send, Recv&& recv, std::span<const std::size_t> counts,
+                  std::span<const std::size_t> displs) {
+    auto call = movement(Collective::allgatherv, send_span(send), buf_span(recv), -1);
+    return persist(call, detail::VariantLayout{{}, {}, counts, displs});
+  }
+  template <MutableElementRange Buf>
+  Request iallgatherv(Buf&& buf, std::span<const std::size_t> counts,
+                      std::span<const std::size_t> displs) {
+    auto call = in_place_movement(Collective::allgatherv, buf_span(buf), -1);
+    return start(call, detail::VariantLayout{{}, {}, counts, displs});
+  }
+  template <MutableElementRange Buf>
+  Persistent allgatherv_init(Buf&& buf, std::span<const std::size_t> counts,
+                             std::span<const std::size_t> displs) {
+    auto call = in_place_movement(Collective::allgatherv, buf_span(buf), -1);
+    return persist(call, detail::VariantLayout{{}, {}, counts, displs});
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Request igather(Send&& send, Recv&& recv, int root) {
+    return start(movement(Collective::gather, send_span(send), buf_span(recv), root));
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Persistent gather_init(Send&& send, Recv&& recv, int root) {
+    return persist(movement(Collective::gather, send_span(send), buf_span(recv), root));
+  }
+  template <MutableElementRange Recv>
+  Request igather(in_place_t, Recv&& recv, int root) {
+    return start(in_place_movement(Collective::gather, buf_span(recv), root));
+  }
+  template <MutableElementRange Recv>
+  Persistent gather_init(in_place_t, Recv&& recv, int root) {
+    return persist(in_place_movement(Collective::gather, buf_span(recv), root));
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Request igatherv(Send&& send, Recv&& recv,
+                                                     std::span<const std::size_t> counts,
+                                                     std::span<const std::size_t> displs,
+                                                     int root) {
+    auto call = movement(Collective::gatherv, send_span(send), buf_span(recv), root);
+    return start(call, detail::VariantLayout{{}, {}, counts, displs});
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Persistent gatherv_init(Send&& send, Recv&& recv,
+                                                            std::span<const std::size_t> counts,
+                                                            std::span<const std::size_t> displs,
+                                                            int root) {
+    auto call = movement(Collective::gatherv, send_span(send), buf_span(recv), root);
+    return persist(call, detail::VariantLayout{{}, {}, counts, displs});
+  }
+  template <MutableElementRange Recv>
+  Request igatherv(in_place_t, Recv&& recv, std::span<const std::size_t> counts,
+                   std::span<const std::size_t> displs, int root) {
+    auto call = in_place_movement(Collective::gatherv, buf_span(recv), root);
+    return start(call, detail::VariantLayout{{}, {}, counts, displs});
+  }
+  template <MutableElementRange Recv>
+  Persistent gatherv_init(in_place_t, Recv&& recv, std::span<const std::size_t> counts,
+                          std::span<const std::size_t> displs, int root) {
+    auto call = in_place_movement(Collective::gatherv, buf_span(recv), root);
+    return persist(call, detail::VariantLayout{{}, {}, counts, displs});
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Request iscatter(Send&& send, Recv&& recv, int root) {
+    return start(movement(Collective::scatter, send_span(send), buf_span(recv), root));
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Persistent scatter_init(Send&& send, Recv&& recv, int root) {
+    return persist(movement(Collective::scatter, send_span(send), buf_span(recv), root));
+  }
+  template <ElementRange Send>
+  Request iscatter(Send&& send, in_place_t, int root) {
+    return start(scatter_in_place_call(Collective::scatter, send_span(send), root));
+  }
+  template <ElementRange Send>
+  Persistent scatter_init(Send&& send, in_place_t, int root) {
+    return persist(scatter_in_place_call(Collective::scatter, send_span(send), root));
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Request iscatterv(Send&& send,
+                                                      std::span<const std::size_t> counts,
+                                                      std::span<const std::size_t> displs,
+                                                      Recv&& recv, int root) {
+    auto call = movement(Collective::scatterv, send_span(send), buf_span(recv), root);
+    return start(call, detail::VariantLayout{counts, displs, {}, {}});
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Persistent scatterv_init(Send&& send,
+                                                             std::span<const std::size_t> counts,
+                                                             std::span<const std::size_t> displs,
+                                                             Recv&& recv, int root) {
+    auto call = movement(Collective::scatterv, send_span(send), buf_span(recv), root);
+    return persist(call, detail::VariantLayout{counts, displs, {}, {}});
+  }
+  template <ElementRange Send>
+  Request iscatterv(Send&& send, std::span<const std::size_t> counts,
+                    std::span<const std::size_t> displs, in_place_t, int root) {
+    auto call = scatter_in_place_call(Collective::scatterv, send_span(send), root);
+    return start(call, detail::VariantLayout{counts, displs, {}, {}});
+  }
+  template <ElementRange Send>
+  Persistent scatterv_init(Send&& send, std::span<const std::size_t> counts,
+                           std::span<const std::size_t> displs, in_place_t, int root) {
+    auto call = scatter_in_place_call(Collective::scatterv, send_span(send), root);
+    return persist(call, detail::VariantLayout{counts, displs, {}, {}});
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Request ialltoall(Send&& send, Recv&& recv) {
+    return start(movement(Collective::alltoall, send_span(send), buf_span(recv), -1));
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Persistent alltoall_init(Send&& send, Recv&& recv) {
+    return persist(movement(Collective::alltoall, send_span(send), buf_span(recv), -1));
+  }
+  template <MutableElementRange Buf>
+  Request ialltoall(Buf&& buf) {
+    return start(in_place_movement(Collective::alltoall, buf_span(buf), -1));
+  }
+  template <MutableElementRange Buf>
+  Persistent alltoall_init(Buf&& buf) {
+    return persist(in_place_movement(Collective::alltoall, buf_span(buf), -1));
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Request ialltoallv(Send&& send,
+                                                       std::span<const std::size_t> send_counts,
+                                                       std::span<const std::size_t> send_displs,
+                                                       Recv&& recv,
+                                                       std::span<const std::size_t> recv_counts,
+                                                       std::span<const std::size_t> recv_displs) {
+    auto call = movement(Collective::alltoallv, send_span(send), buf_span(recv), -1);
+    return start(call, detail::VariantLayout{send_counts, send_displs, recv_counts, recv_displs});
+  }
+  template <ElementRange Send, MutableElementRange Recv>
+  requires SameElements<Send, Recv> Persistent alltoallv_init(
+      Send&& send, std::span<const std::size_t> send_counts,
+      std::span<const std::size_t> send_displs, Recv&& recv,
+      std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs) {
+    auto call = movement(Collective::alltoallv, send_span(send), buf_span(recv), -1);
+    return persist(call, detail::VariantLayout{send_counts, send_displs, recv_counts, recv_displs});
+  }
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv> Request ireduce_scatter_block(Send&& send, Recv&& recv,
+                                                                  Op op = {}) {
+    return start(
+        reduction(Collective::reduce_scatter_block, send_span(send), buf_span(recv), -1, op), {},
+        op);
+  }
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv> Persistent reduce_scatter_block_init(Send&& send, Recv&& recv,
+                                                                         Op op = {}) {
+    return persist(
+        reduction(Collective::reduce_scatter_block, send_span(send), buf_span(recv), -1, op), {},
+        op);
+  }
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) Request ireduce_scatter_block(Buf&& buf, Op op = {}) {
+    return start(in_place_reduction(Collective::reduce_scatter_block, buf_span(buf), -1, op), {},
+                 op);
+  }
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) Persistent reduce_scatter_block_init(Buf&& buf, Op op = {}) {
+    return persist(in_place_reduction(Collective::reduce_scatter_block, buf_span(buf), -1, op), {},
+                   op);
+  }
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv> Request iscan(Send&& send, Recv&& recv, Op op = {}) {
+    return start(reduction(Collective::scan, send_span(send), buf_span(recv), -1, op), {}, op);
+  }
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv> Persistent scan_init(Send&& send, Recv&& recv, Op op = {}) {
+    return persist(reduction(Collective::scan, send_span(send), buf_span(recv), -1, op), {}, op);
+  }
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) Request iscan(Buf&& buf, Op op = {}) {
+    return start(in_place_reduction(Collective::scan, buf_span(buf), -1, op), {}, op);
+  }
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) Persistent scan_init(Buf&& buf, Op op = {}) {
+    return persist(in_place_reduction(Collective::scan, buf_span(buf), -1, op), {}, op);
+  }
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv> Request iexscan(Send&& send, Recv&& recv, Op op = {}) {
+    return start(reduction(Collective::exscan, send_span(send), buf_span(recv), -1, op), {}, op);
+  }
+  template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
+  requires SameElements<Send, Recv> Persistent exscan_init(Send&& send, Recv&& recv, Op op = {}) {
+    return persist(reduction(Collective::exscan, send_span(send), buf_span(recv), -1, op), {}, op);
+  }
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) Request iexscan(Buf&& buf, Op op = {}) {
+    return start(in_place_reduction(Collective::exscan, buf_span(buf), -1, op), {}, op);
+  }
+  template <MutableElementRange Buf, class Op = std::plus<>>
+  requires(!std::ranges::range<Op>) Persistent exscan_init(Buf&& buf, Op op = {}) {
+    return persist(in_place_reduction(Collective::exscan, buf_span(buf), -1, op), {}, op);
+  }
+
  private:
   template <class R>
   static auto send_span(R&& range) {
@@ -314,6 +589,55 @@ class TLC_API Thread {
   static auto buf_span(R&& range) {
     return std::span<std::ranges::range_value_t<R>>(range);
   }
+  template <class T>
+  static detail::Call bcast_call(std::span<T> b, int root) {
+    auto call = detail::make_call(Collective::bcast, b.data(), b.size(), b.data(), b.size());
+    call.in_place = true;
+    call.root = root;
+    return call;
+  }
+  template <class T>
+  static detail::Call scatter_in_place_call(Collective collective, std::span<const T> s, int root) {
+    auto call = detail::make_call<T>(collective, s.data(), s.size(), nullptr, 0);
+    call.in_place = true;
+    call.root = root;
+    return call;
+  }
+  // The nonblocking and persistent forms keep the op object alive with the call (the caller's
+  // is a parameter that dies on return): an empty op is one static instance, any other a copy.
+  template <class Op>
+  static std::shared_ptr<const void> keep_op(detail::Call& call, const Op& op) {
+    if constexpr (std::is_empty_v<Op> && std::is_default_constructible_v<Op>) {
+      static const Op instance{};
+      call.op_object = &instance;
+      return nullptr;
+    } else {
+      auto held = std::make_shared<const Op>(op);
+      call.op_object = held.get();
+      return held;
+    }
+  }
+  Request start(const detail::Call& call, const detail::VariantLayout& layout = {}) {
+    return start_posted(call, layout, nullptr);
+  }
+  template <class Op>
+  Request start(detail::Call call, const detail::VariantLayout& layout, const Op& op) {
+    auto held = keep_op(call, op);
+    return start_posted(call, layout, std::move(held));
+  }
+  Persistent persist(const detail::Call& call, const detail::VariantLayout& layout = {}) {
+    return init_persistent(call, layout, nullptr);
+  }
+  template <class Op>
+  Persistent persist(detail::Call call, const detail::VariantLayout& layout, const Op& op) {
+    auto held = keep_op(call, op);
+    return init_persistent(call, layout, std::move(held));
+  }
+  Request start_posted(const detail::Call& call, const detail::VariantLayout& layout,
+                       std::shared_ptr<const void> held_op);
+  Persistent init_persistent(const detail::Call& call, const detail::VariantLayout& layout,
+                             std::shared_ptr<const void> held_op);
+
   /// A constant: a barrier builds no descriptor on the caller's stack.
   static constexpr detail::Call barrier_call{};
   void run(const detail::Call& call) {

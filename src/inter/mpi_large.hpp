@@ -4,9 +4,9 @@
 // in an int, and otherwise fail with Error(unsupported) naming the call: one MPI step of 2^31
 // elements or more needs an MPI-4 library.
 //
-// The v-variants' int arrays must stay valid until a non-blocking call completes. tlc completes
-// every non-blocking collective before its thread starts the next one (ProcessComm::call), so
-// one set of arrays per thread and function suffices.
+// The v-variants' int arrays must stay valid until a non-blocking call completes: they live in
+// the IntCopies of the operation being posted (inter/posted_op.hpp), which int_copies_for()
+// names while the call is posted.
 #pragma once
 
 #include <mpi.h>
@@ -20,6 +20,16 @@
 #include <tlc/error.hpp>
 
 namespace tlc::detail::large {
+
+// Int copies of count and displacement arrays (MPI-3 libraries only; unused with MPI 4).
+struct IntCopies {
+  std::vector<int> arrays[4];
+};
+// The copies of the operation the calling thread is posting (set around the MPI call).
+inline IntCopies*& int_copies_for() {
+  thread_local IntCopies* copies = nullptr;
+  return copies;
+}
 
 #if MPI_VERSION >= 4
 
@@ -101,14 +111,15 @@ int fit(N n, const char* what) {
   if (n < 0 || n > static_cast<N>(INT_MAX)) too_large(what);
   return static_cast<int>(n);
 }
-// The int copy of a count or displacement array of the communicator's size, kept per thread
-// and slot until the same thread's next call (see the file comment).
+// The int copy of a count or displacement array of the communicator's size, kept in the
+// operation's IntCopies (see the file comment).
 template <class N>
 const int* fit_all(const N* values, MPI_Comm c, int slot, const char* what) {
-  thread_local std::vector<int> copies[4];
+  thread_local IntCopies fallback;
+  IntCopies* copies = int_copies_for() ? int_copies_for() : &fallback;
   int size = 0;
   MPI_Comm_size(c, &size);
-  std::vector<int>& out = copies[slot];
+  std::vector<int>& out = copies->arrays[slot];
   out.resize(static_cast<std::size_t>(size));
   for (int p = 0; p < size; ++p) out[static_cast<std::size_t>(p)] = fit(values[p], what);
   return out.data();

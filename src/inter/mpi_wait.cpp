@@ -167,4 +167,8 @@ void MpiWait::wait_all_alongside(std::span<MPI_Request> requests,
       what);
 }
 
+void MpiWait::wait_until(const std::function<bool()>& done, const char* what) {
+  poll([&](int& flag) { flag = done() ? 1 : 0; }, what);
+}
+
 }  // namespace tlc::detail

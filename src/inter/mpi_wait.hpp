@@ -67,6 +67,8 @@ class MpiWait {
   // must not wait behind a blocking MPI_Waitall).
   void wait_all_alongside(std::span<MPI_Request> requests, const std::function<bool()>& alongside,
                           const char* what);
+  // Polls done() (which makes its own MPI calls) in the loop until it returns true.
+  void wait_until(const std::function<bool()>& done, const char* what);
 
  private:
   bool polite_ = false;

@@ -24,22 +24,8 @@ namespace tlc::detail {
 
 namespace {
 
-// A user MPI_Op has no context argument, so the combine function travels with the datatype:
-// each reduction of a user op uses its own contiguous datatype carrying a UserOpContext
-// attribute, which the trampoline reads back. Safe with concurrent lanes, unlike a global.
-// An exception from the user op must not unwind through MPI's C frames (it would end the
-// process, or leave MPI's state inconsistent): the trampoline catches it, records the first one,
-// skips every later combine of the call so that MPI finishes it quickly, and the thread that made
-// the MPI call rethrows it once the call is complete. The callback may run on any thread that
-// drives MPI's progress (another lane's MPI_Test), hence the lock.
-struct UserOpContext {
-  CombineFn combine;
-  const void* op_object;
-  std::atomic<bool> failed{false};
-  std::mutex mutex;
-  std::exception_ptr error;
-};
-
+// User ops: see UserOpContext (inter/posted_op.hpp). The callback may run on any thread that
+// drives MPI's progress (another lane's MPI_Test), hence the context's lock.
 int g_context_keyval = MPI_KEYVAL_INVALID;
 std::once_flag g_keyval_once;
 
@@ -62,19 +48,6 @@ void user_op_trampoline(void* in, void* inout, int* len, MPI_Datatype* datatype)
     context->failed.store(true, std::memory_order_release);
   }
 }
-
-struct UserDatatype {
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  UserDatatype(std::size_t element_size, UserOpContext* context) {
-    check_mpi(MPI_Type_contiguous(static_cast<int>(element_size), MPI_BYTE, &type),
-              "MPI_Type_contiguous");
-    check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
-    check_mpi(MPI_Type_set_attr(type, g_context_keyval, context), "MPI_Type_set_attr");
-  }
-  ~UserDatatype() {
-    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
-  }
-};
 
 }  // namespace
 
@@ -143,12 +116,10 @@ std::vector<std::vector<double>> ProcessComm::gather_to_root(std::span<const dou
 
 std::vector<std::int64_t> ProcessComm::allgather(std::span<const std::int64_t> mine) {
   std::vector<std::int64_t> all(mine.size() * static_cast<std::size_t>(size_));
-  call(
-      "MPI_Allgather",
-      [&](MPI_Request* r) {
-        return MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T, all.data(),
-                              static_cast<int>(mine.size()), MPI_INT64_T, comm_, r);
-      });
+  call("MPI_Allgather", [&](MPI_Request* r) {
+    return MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T, all.data(),
+                          static_cast<int>(mine.size()), MPI_INT64_T, comm_, r);
+  });
   return all;
 }
 
@@ -173,51 +144,72 @@ void ProcessComm::agree_or_throw(const std::string& local_error, int local_code)
                                  std::to_string(first_failed) + " (see its error)");
 }
 
+Reduction::Reduction(const Call& call, MPI_Op commutative, MPI_Op ordered)
+    : context_{call.combine, call.op_object, {}, {}, {}} {
+  type_ = predefined_datatype(call.type);
+  op_ = predefined_op(call.op, call.type);
+  if (op_ == MPI_OP_NULL) {
+    check_mpi(MPI_Type_contiguous(static_cast<int>(call.type.size), MPI_BYTE, &user_type_),
+              "MPI_Type_contiguous");
+    check_mpi(MPI_Type_commit(&user_type_), "MPI_Type_commit");
+    check_mpi(MPI_Type_set_attr(user_type_, g_context_keyval, &context_), "MPI_Type_set_attr");
+    type_ = user_type_;
+    op_ = call.commutative ? commutative : ordered;
+  }
+}
+
+Reduction::~Reduction() {
+  if (user_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&user_type_);
+}
+
+void Reduction::rethrow_if_failed() {
+  if (!context_.failed.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(context_.mutex);
+  std::rethrow_exception(context_.error);
+}
+
+void PostedOp::finish() {
+  if (copy_bytes_) std::memcpy(copy_to_, scratch_.data(), copy_bytes_);
+  copy_bytes_ = 0;
+  if (reduction_) reduction_->rethrow_if_failed();
+}
+
+template <class Nonblocking>
+void ProcessComm::post(PostedOp& op, const char* what, Nonblocking nonblocking) {
+  op.what_ = what;
+  auto lock = serialize();
+  large::int_copies_for() = &op.int_copies_;
+  const int status = nonblocking(&op.request_);
+  large::int_copies_for() = nullptr;
+  check_mpi(status, what);
+}
+
+void ProcessComm::complete(PostedOp& op) {
+  if (op.request_ != MPI_REQUEST_NULL) wait_.complete(op.request_, op.what_);
+  op.finish();
+}
+
+bool ProcessComm::test(PostedOp& op) {
+  if (op.request_ != MPI_REQUEST_NULL) {
+    int done = 0;
+    {
+      auto lock = serialize();
+      check_mpi(MPI_Test(&op.request_, &done, MPI_STATUS_IGNORE), op.what_);
+    }
+    if (!done) return false;
+  }
+  op.finish();
+  return true;
+}
+
 template <class Nonblocking>
 void ProcessComm::call(const char* what, Nonblocking nonblocking) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  {
-    auto lock = serialize();
-    check_mpi(nonblocking(&request), what);
-  }
-  wait_.complete(request, what);
+  PostedOp op;
+  post(op, what, nonblocking);
+  complete(op);
 }
 
 namespace {
-
-// The MPI datatype and op of a reduction: MPI's own for built-in ops on built-in types, else a
-// datatype carrying the combine function and a user op that calls it.
-class Reduction {
- public:
-  Reduction(const Call& call, MPI_Op commutative, MPI_Op ordered)
-      : context_{call.combine, call.op_object, {}, {}, {}} {
-    type_ = predefined_datatype(call.type);
-    op_ = predefined_op(call.op, call.type);
-    if (op_ == MPI_OP_NULL) {
-      user_type_.emplace(call.type.size, &context_);
-      type_ = user_type_->type;
-      op_ = call.commutative ? commutative : ordered;
-    }
-  }
-  Reduction(const Reduction&) = delete;
-  Reduction& operator=(const Reduction&) = delete;
-  MPI_Datatype type() const noexcept { return type_; }
-  MPI_Op op() const noexcept { return op_; }
-  // After the MPI call has completed: the user op's exception, if it threw (see UserOpContext).
-  // The result of this process is then incomplete; the other processes of the call are not
-  // told (docs/reliability.md).
-  void rethrow_if_failed() {
-    if (!context_.failed.load(std::memory_order_acquire)) return;
-    std::lock_guard<std::mutex> lock(context_.mutex);
-    std::rethrow_exception(context_.error);
-  }
-
- private:
-  UserOpContext context_;
-  std::optional<UserDatatype> user_type_;
-  MPI_Datatype type_ = MPI_DATATYPE_NULL;
-  MPI_Op op_ = MPI_OP_NULL;
-};
 
 MPI_Count mpi_count(std::size_t n) { return static_cast<MPI_Count>(n); }
 
@@ -235,17 +227,76 @@ const void* apart(const void* send, const void* recv) {
 
 }  // namespace
 
+// Each blocking collective is its post_ form completed at once.
 void ProcessComm::barrier() {
-  call(
-      "MPI_Barrier", [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
+  PostedOp op;
+  post_barrier(op);
+  complete(op);
+}
+void ProcessComm::bcast(void* buf, std::size_t bytes, int root) {
+  PostedOp op;
+  post_bcast(op, buf, bytes, root);
+  complete(op);
+}
+void ProcessComm::allreduce(const void* send, void* buf, std::size_t count, const Call& c) {
+  PostedOp op;
+  post_allreduce(op, send, buf, count, c);
+  complete(op);
+}
+void ProcessComm::reduce_in_place(void* buf, std::size_t count, const Call& c, int root) {
+  PostedOp op;
+  post_reduce_in_place(op, buf, count, c, root);
+  complete(op);
+}
+void ProcessComm::reduce_scatter(const void* send, void* recv, std::span<const MPI_Count> counts,
+                                 const Call& c) {
+  PostedOp op;
+  post_reduce_scatter(op, send, recv, counts, c);
+  complete(op);
+}
+void ProcessComm::exscan_in_place(void* buf, std::size_t count, const Call& c) {
+  PostedOp op;
+  post_exscan_in_place(op, buf, count, c);
+  complete(op);
+}
+void ProcessComm::allgatherv_in_place(void* buf, std::span<const MPI_Count> bytes,
+                                      std::span<const MPI_Aint> displs) {
+  PostedOp op;
+  post_allgatherv_in_place(op, buf, bytes, displs);
+  complete(op);
+}
+void ProcessComm::gatherv(const void* send, std::size_t send_bytes, void* recv,
+                          std::span<const MPI_Count> bytes, std::span<const MPI_Aint> displs,
+                          int root) {
+  PostedOp op;
+  post_gatherv(op, send, send_bytes, recv, bytes, displs, root);
+  complete(op);
+}
+void ProcessComm::scatterv(const void* send, std::span<const MPI_Count> bytes,
+                           std::span<const MPI_Aint> displs, void* recv, std::size_t recv_bytes,
+                           int root) {
+  PostedOp op;
+  post_scatterv(op, send, bytes, displs, recv, recv_bytes, root);
+  complete(op);
+}
+void ProcessComm::alltoallv(const void* send, std::span<const MPI_Count> send_bytes,
+                            std::span<const MPI_Aint> send_displs, void* recv,
+                            std::span<const MPI_Count> recv_bytes,
+                            std::span<const MPI_Aint> recv_displs) {
+  PostedOp op;
+  post_alltoallv(op, send, send_bytes, send_displs, recv, recv_bytes, recv_displs);
+  complete(op);
 }
 
-void ProcessComm::bcast(void* buf, std::size_t bytes, int root) {
+void ProcessComm::post_barrier(PostedOp& op) {
+  post(op, "MPI_Barrier", [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
+}
+
+void ProcessComm::post_bcast(PostedOp& op, void* buf, std::size_t bytes, int root) {
   if (bytes == 0) return;
-  call(
-      "MPI_Bcast", [&](MPI_Request* r) {
-        return large::ibcast(buf, mpi_count(bytes), MPI_BYTE, root, comm_, r);
-      });
+  post(op, "MPI_Bcast", [&](MPI_Request* r) {
+    return large::ibcast(buf, mpi_count(bytes), MPI_BYTE, root, comm_, r);
+  });
 }
 
 // MPI_IN_PLACE in allreduce and allgather must be given by all processes or by none (MPI 4.0
@@ -255,87 +306,76 @@ void ProcessComm::bcast(void* buf, std::size_t bytes, int root) {
 // allgather from 64 KiB at 4 processes), so the processes ran different schedules: wrong sums
 // from the second half on, MPI_ERR_TRUNCATE, hangs. Both always run in place here: the send
 // block is copied into recv first, which MPI's out-of-place algorithms do internally anyway.
-void ProcessComm::allreduce(const void* send, void* buf, std::size_t count, const Call& c) {
+void ProcessComm::post_allreduce(PostedOp& op, const void* send, void* buf, std::size_t count,
+                                 const Call& c) {
   if (count == 0) return;
   if (send && send != buf) std::memcpy(buf, send, count * c.type.size);
-  Reduction red(c, user_op_commutative_, user_op_ordered_);
-  call(
-      "MPI_Allreduce",
-      [&](MPI_Request* r) {
-        return large::iallreduce(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_,
-                                 r);
-      });
-  red.rethrow_if_failed();
+  const Reduction& red = op.reduction_.emplace(c, user_op_commutative_, user_op_ordered_);
+  post(op, "MPI_Allreduce", [&](MPI_Request* r) {
+    return large::iallreduce(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_, r);
+  });
 }
 
-void ProcessComm::reduce_in_place(void* buf, std::size_t count, const Call& c, int root) {
+void ProcessComm::post_reduce_in_place(PostedOp& op, void* buf, std::size_t count, const Call& c,
+                                       int root) {
   if (count == 0) return;
-  Reduction red(c, user_op_commutative_, user_op_ordered_);
+  const Reduction& red = op.reduction_.emplace(c, user_op_commutative_, user_op_ordered_);
   // MPICH 4.0 (Debian 12) crashes in MPI_Reduce with MPI_IN_PLACE at a root other than 0 for
   // messages of a few KiB and more (reduce-scatter-gather path; reproduced with plain
   // MPI_Reduce). Such a root reduces into scratch memory and copies back: one local copy.
   const bool copy_back = rank_ == root && root != 0;
-  thread_local std::vector<std::byte> scratch;
-  if (copy_back && scratch.size() < count * c.type.size) scratch.resize(count * c.type.size);
+  if (copy_back) {
+    op.scratch_.resize(count * c.type.size);
+    op.copy_to_ = buf;
+    op.copy_bytes_ = count * c.type.size;
+  }
   const void* send = rank_ == root && !copy_back ? MPI_IN_PLACE : buf;
-  void* recv = rank_ != root ? nullptr : copy_back ? scratch.data() : buf;
-  call(
-      "MPI_Reduce",
-      [&](MPI_Request* r) {
-        return large::ireduce(send, recv, mpi_count(count), red.type(), red.op(), root, comm_, r);
-      });
-  red.rethrow_if_failed();
-  if (copy_back) std::memcpy(buf, scratch.data(), count * c.type.size);
+  void* recv = rank_ != root ? nullptr : copy_back ? op.scratch_.data() : buf;
+  post(op, "MPI_Reduce", [&](MPI_Request* r) {
+    return large::ireduce(send, recv, mpi_count(count), red.type(), red.op(), root, comm_, r);
+  });
 }
 
-void ProcessComm::reduce_scatter(const void* send, void* recv, std::span<const MPI_Count> counts,
-                                 const Call& c) {
+void ProcessComm::post_reduce_scatter(PostedOp& op, const void* send, void* recv,
+                                      std::span<const MPI_Count> counts, const Call& c) {
   MPI_Count total = 0;
   for (MPI_Count n : counts) total += n;
   if (total == 0) return;
   send = apart(send, recv);
-  Reduction red(c, user_op_commutative_, user_op_ordered_);
-  call(
-      "MPI_Reduce_scatter",
-      [&](MPI_Request* r) {
-        return large::ireduce_scatter(send, recv, counts.data(), red.type(), red.op(), comm_, r);
-      });
-  red.rethrow_if_failed();
+  const Reduction& red = op.reduction_.emplace(c, user_op_commutative_, user_op_ordered_);
+  post(op, "MPI_Reduce_scatter", [&](MPI_Request* r) {
+    return large::ireduce_scatter(send, recv, counts.data(), red.type(), red.op(), comm_, r);
+  });
 }
 
 void ProcessComm::reduce_scatter_block(const void* send, void* recv, std::size_t count,
                                        const Call& c) {
   if (count == 0) return;
   send = apart(send, recv);
-  Reduction red(c, user_op_commutative_, user_op_ordered_);
-  call(
-      "MPI_Reduce_scatter_block",
-      [&](MPI_Request* r) {
-        return large::ireduce_scatter_block(send, recv, mpi_count(count), red.type(), red.op(),
-                                            comm_, r);
-      });
-  red.rethrow_if_failed();
+  PostedOp op;
+  const Reduction& red = op.reduction_.emplace(c, user_op_commutative_, user_op_ordered_);
+  post(op, "MPI_Reduce_scatter_block", [&](MPI_Request* r) {
+    return large::ireduce_scatter_block(send, recv, mpi_count(count), red.type(), red.op(), comm_,
+                                        r);
+  });
+  complete(op);
 }
 
-void ProcessComm::exscan_in_place(void* buf, std::size_t count, const Call& c) {
+void ProcessComm::post_exscan_in_place(PostedOp& op, void* buf, std::size_t count, const Call& c) {
   if (count == 0) return;
-  Reduction red(c, user_op_commutative_, user_op_ordered_);
-  call(
-      "MPI_Exscan",
-      [&](MPI_Request* r) {
-        return large::iexscan(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_, r);
-      });
-  red.rethrow_if_failed();
+  const Reduction& red = op.reduction_.emplace(c, user_op_commutative_, user_op_ordered_);
+  post(op, "MPI_Exscan", [&](MPI_Request* r) {
+    return large::iexscan(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_, r);
+  });
 }
 
-void ProcessComm::allgatherv_in_place(void* buf, std::span<const MPI_Count> bytes,
-                                      std::span<const MPI_Aint> displs) {
-  call(
-      "MPI_Allgatherv",
-      [&](MPI_Request* r) {
-        return large::iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, bytes.data(),
-                                  displs.data(), MPI_BYTE, comm_, r);
-      });
+void ProcessComm::post_allgatherv_in_place(PostedOp& op, void* buf,
+                                           std::span<const MPI_Count> bytes,
+                                           std::span<const MPI_Aint> displs) {
+  post(op, "MPI_Allgatherv", [&](MPI_Request* r) {
+    return large::iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, bytes.data(), displs.data(),
+                              MPI_BYTE, comm_, r);
+  });
 }
 
 // In place on every process, as allreduce above.
@@ -343,64 +383,54 @@ void ProcessComm::allgather(const void* send, void* recv, std::size_t bytes) {
   const auto count = static_cast<MPI_Count>(bytes);
   auto* mine = static_cast<std::byte*>(recv) + static_cast<std::size_t>(rank_) * bytes;
   if (send && send != mine && bytes > 0) std::memcpy(mine, send, bytes);
-  call(
-      "MPI_Allgather",
-      [&](MPI_Request* r) {
-        return large::iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, MPI_BYTE, comm_,
-                                 r);
-      });
+  call("MPI_Allgather", [&](MPI_Request* r) {
+    return large::iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, MPI_BYTE, comm_, r);
+  });
 }
 
 void ProcessComm::alltoall(const void* send, void* recv, std::size_t bytes) {
   const auto count = static_cast<MPI_Count>(bytes);
   send = apart(send, recv);
-  call(
-      "MPI_Alltoall",
-      [&](MPI_Request* r) {
-        return large::ialltoall(send, count, MPI_BYTE, recv, count, MPI_BYTE, comm_, r);
-      });
+  call("MPI_Alltoall", [&](MPI_Request* r) {
+    return large::ialltoall(send, count, MPI_BYTE, recv, count, MPI_BYTE, comm_, r);
+  });
 }
 
-void ProcessComm::gatherv(const void* send, std::size_t send_bytes, void* recv,
-                          std::span<const MPI_Count> bytes, std::span<const MPI_Aint> displs,
-                          int root) {
+void ProcessComm::post_gatherv(PostedOp& op, const void* send, std::size_t send_bytes, void* recv,
+                               std::span<const MPI_Count> bytes, std::span<const MPI_Aint> displs,
+                               int root) {
   const bool at_root = rank_ == root;
   const void* s = at_root ? MPI_IN_PLACE : apart(send, recv);
-  call(
-      "MPI_Gatherv",
-      [&](MPI_Request* r) {
-        return large::igatherv(s, mpi_count(send_bytes), MPI_BYTE, recv,
-                               at_root ? bytes.data() : nullptr, at_root ? displs.data() : nullptr,
-                               MPI_BYTE, root, comm_, r);
-      });
+  post(op, "MPI_Gatherv", [&](MPI_Request* r) {
+    return large::igatherv(s, mpi_count(send_bytes), MPI_BYTE, recv,
+                           at_root ? bytes.data() : nullptr, at_root ? displs.data() : nullptr,
+                           MPI_BYTE, root, comm_, r);
+  });
 }
 
-void ProcessComm::scatterv(const void* send, std::span<const MPI_Count> bytes,
-                           std::span<const MPI_Aint> displs, void* recv, std::size_t recv_bytes,
-                           int root) {
+void ProcessComm::post_scatterv(PostedOp& op, const void* send, std::span<const MPI_Count> bytes,
+                                std::span<const MPI_Aint> displs, void* recv,
+                                std::size_t recv_bytes, int root) {
   const bool at_root = rank_ == root;
   void* rv = at_root ? MPI_IN_PLACE : recv;
   if (!at_root) send = apart(send, recv);
-  call(
-      "MPI_Scatterv",
-      [&](MPI_Request* r) {
-        return large::iscatterv(send, at_root ? bytes.data() : nullptr,
-                                at_root ? displs.data() : nullptr, MPI_BYTE, rv,
-                                mpi_count(recv_bytes), MPI_BYTE, root, comm_, r);
-      });
+  post(op, "MPI_Scatterv", [&](MPI_Request* r) {
+    return large::iscatterv(send, at_root ? bytes.data() : nullptr,
+                            at_root ? displs.data() : nullptr, MPI_BYTE, rv, mpi_count(recv_bytes),
+                            MPI_BYTE, root, comm_, r);
+  });
 }
 
-void ProcessComm::alltoallv(const void* send, std::span<const MPI_Count> send_bytes,
-                            std::span<const MPI_Aint> send_displs, void* recv,
-                            std::span<const MPI_Count> recv_bytes,
-                            std::span<const MPI_Aint> recv_displs) {
+void ProcessComm::post_alltoallv(PostedOp& op, const void* send,
+                                 std::span<const MPI_Count> send_bytes,
+                                 std::span<const MPI_Aint> send_displs, void* recv,
+                                 std::span<const MPI_Count> recv_bytes,
+                                 std::span<const MPI_Aint> recv_displs) {
   send = apart(send, recv);
-  call(
-      "MPI_Alltoallv",
-      [&](MPI_Request* r) {
-        return large::ialltoallv(send, send_bytes.data(), send_displs.data(), MPI_BYTE, recv,
-                                 recv_bytes.data(), recv_displs.data(), MPI_BYTE, comm_, r);
-      });
+  post(op, "MPI_Alltoallv", [&](MPI_Request* r) {
+    return large::ialltoallv(send, send_bytes.data(), send_displs.data(), MPI_BYTE, recv,
+                             recv_bytes.data(), recv_displs.data(), MPI_BYTE, comm_, r);
+  });
 }
 
 }  // namespace tlc::detail

@@ -19,6 +19,7 @@
 #include "inter/mpi_policy.hpp"
 #include "inter/mpi_wait.hpp"
 #include "inter/node_comm.hpp"
+#include "inter/posted_op.hpp"
 
 namespace tlc::detail {
 
@@ -115,6 +116,38 @@ class ProcessComm {
                  std::span<const MPI_Aint> send_displs, void* recv,
                  std::span<const MPI_Count> recv_bytes, std::span<const MPI_Aint> recv_displs);
 
+  // The same collectives posted without waiting: op holds the operation until test() finds it
+  // complete (or complete() waits for it); every buffer and count array stays the caller's
+  // responsibility until then. Calls with nothing to move leave op with no request.
+  void post_barrier(PostedOp& op);
+  void post_bcast(PostedOp& op, void* buf, std::size_t bytes, int root);
+  void post_allreduce(PostedOp& op, const void* send, void* buf, std::size_t count,
+                      const Call& call);
+  void post_reduce_in_place(PostedOp& op, void* buf, std::size_t count, const Call& call, int root);
+  void post_reduce_scatter(PostedOp& op, const void* send, void* recv,
+                           std::span<const MPI_Count> counts, const Call& call);
+  void post_exscan_in_place(PostedOp& op, void* buf, std::size_t count, const Call& call);
+  void post_allgatherv_in_place(PostedOp& op, void* buf, std::span<const MPI_Count> bytes,
+                                std::span<const MPI_Aint> displs);
+  void post_gatherv(PostedOp& op, const void* send, std::size_t send_bytes, void* recv,
+                    std::span<const MPI_Count> bytes, std::span<const MPI_Aint> displs, int root);
+  void post_scatterv(PostedOp& op, const void* send, std::span<const MPI_Count> bytes,
+                     std::span<const MPI_Aint> displs, void* recv, std::size_t recv_bytes,
+                     int root);
+  void post_alltoallv(PostedOp& op, const void* send, std::span<const MPI_Count> send_bytes,
+                      std::span<const MPI_Aint> send_displs, void* recv,
+                      std::span<const MPI_Count> recv_bytes, std::span<const MPI_Aint> recv_displs);
+  // One MPI_Test of op (none if it has no request); true once complete, after its copy back
+  // (and rethrowing a user op's exception). Not for two threads on one op at once.
+  bool test(PostedOp& op);
+  // Completes op in the wait loop, then as test().
+  void complete(PostedOp& op);
+  // Waits in this communicator's wait loop (its pace and its watch: abort, notes from other
+  // processes, TLC_TIMEOUT) until done() is true; done() makes its own MPI calls.
+  void wait_until(const std::function<bool()>& done, const char* what) {
+    wait_.wait_until(done, what);
+  }
+
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
@@ -123,6 +156,10 @@ class ProcessComm {
   MPI_Op user_op_ordered_ = MPI_OP_NULL;
   int tag_limit_ = 32767;
   MpiWait wait_;
+  // Posts the non-blocking form of an MPI call into op (which keeps the int count copies of
+  // MPI-3 libraries alive).
+  template <class Nonblocking>
+  void post(PostedOp& op, const char* what, Nonblocking nonblocking);
   // Posts the non-blocking form of an MPI call and completes it in the wait loop.
   template <class Nonblocking>
   void call(const char* what, Nonblocking nonblocking);

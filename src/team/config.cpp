@@ -160,6 +160,13 @@ Config Config::read(const TeamOptions& o) {
   const std::optional<bool> stats_variable = env_switch("TLC_STATS");
   c.stats = o.stats.value_or(stats_variable.value_or(false));
   c.stats_report = c.stats && stats_variable.value_or(false);
+  const long max_requests =
+      o.max_requests ? o.max_requests : env_integer("TLC_MAX_REQUESTS").value_or(c.max_requests);
+  if (max_requests < 1 || max_requests > 1'000'000)
+    throw Error(Errc::invalid_argument, "tlc: TeamOptions::max_requests / TLC_MAX_REQUESTS = " +
+                                            std::to_string(max_requests) +
+                                            " is outside 1 to 1000000");
+  c.max_requests = static_cast<int>(max_requests);
   for (std::size_t i = 0; i < collective_count; ++i) {
     const auto collective = static_cast<Collective>(i);
     const std::string name = algo_variable(collective);

@@ -174,6 +174,8 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   if (roster_.processes() > 1) {
     exchange_comm_ = std::make_unique<ProcessComm>(comm_->get(), /*lane=*/true);
     exchange_comm_->set_polite(oversubscribed);
+    posted_comm_ = std::make_unique<ProcessComm>(comm_->get());
+    posted_comm_->set_polite(oversubscribed);
     failures_.connect(comm_->get(), agreed[11], process(), processes());
   }
   // From here on a wait inside MPI ends when the team aborts, another process says it failed,
@@ -187,8 +189,10 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   comm_->set_watch(watch);
   for (auto& lane : lanes_) lane->set_watch(watch);
   if (exchange_comm_) exchange_comm_->set_watch(watch);
+  if (posted_comm_) posted_comm_->set_watch(watch);
   rendezvous_.prepare(roster_, failures_, arrival_);
   arrival_.prepare(threads_);
+  posted_.prepare(threads_, config.max_requests);
   planner_ = Planner(shape(), config.plan);
   telemetry_.prepare(threads_, config.stats);
   stats_report_ = config.stats_report;

@@ -33,6 +33,7 @@
 #include "select/planner.hpp"
 #include "team/arrival_calls.hpp"
 #include "team/flags.hpp"
+#include "team/posted_calls.hpp"
 #include "team/process_failures.hpp"
 #include "team/rendezvous.hpp"
 #include "team/roster.hpp"
@@ -105,6 +106,12 @@ class TeamImpl {
   // it releases the others, read by them after (until the next call's begin step).
   std::string& process_verdict() noexcept { return process_verdict_; }
 
+  // --- Nonblocking and persistent calls (team/posted_calls.hpp) ---
+  PostedCalls& posted() noexcept { return posted_; }
+  // A duplicate of the process communicator for their steps between processes, so that their
+  // MPI collectives never interleave with those of the blocking calls.
+  ProcessComm& posted_comm() noexcept { return *posted_comm_; }
+
   // --- Calls led by arrival (algo/arrival/) ---
   ArrivalState& arrival() noexcept { return arrival_; }
 
@@ -143,10 +150,12 @@ class TeamImpl {
   std::unique_ptr<ProcessComm> comm_;
   std::vector<std::unique_ptr<ProcessComm>> lanes_;
   std::unique_ptr<ProcessComm> exchange_comm_;
+  std::unique_ptr<ProcessComm> posted_comm_;
   Planner planner_;
   Rendezvous rendezvous_;
   ProcessFailures failures_{rendezvous_.waiter()};  // after rendezvous_, whose waiter it uses
   ArrivalState arrival_;
+  PostedCalls posted_;
   std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
   Telemetry telemetry_;
   bool stats_report_ = false;

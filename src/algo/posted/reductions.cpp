@@ -1,0 +1,136 @@
+// The posted schedules of reduce, allreduce, reduce_scatter_block, scan and exscan
+// (algo/posted/schedule.hpp). T threads here, P processes, n elements per thread:
+//   reduce, allreduce: pack reduces the T contributions in rank order into `in` (n elements);
+//     post: MPI_Ireduce / MPI_Iallreduce in place on it; unpack: the output (reduce: the root's)
+//     copies `in`.
+//   reduce_scatter_block: pack reduces the T contributions (size() blocks of n) into `in`;
+//     post: MPI_Ireduce_scatter, each process receiving the blocks of its threads into `out`;
+//     unpack: each thread copies its block.
+//   scan, exscan: pack writes the T local inclusive prefixes into `in` (T blocks of n) and the
+//     process total into `out`; post: MPI_Iexscan in place on `out` (the reduction over lower
+//     processes); unpack: each thread combines that with its local prefix (scan) or the one
+//     before it (exscan), lower ranks on the left.
+// Rank order is kept throughout, so non-commutative ops and the bitwise result of a fixed team
+// shape hold as in the blocking forms.
+#include <cstring>
+#include <vector>
+
+#include "algo/posted/schedule.hpp"
+#include "inter/process_comm.hpp"
+#include "intra/prefix.hpp"
+#include "intra/sliced_reduce.hpp"
+#include "team/team_impl.hpp"
+
+namespace tlc::detail::posted {
+
+namespace {
+
+const Call& first_call(const PostedCall& call) { return call.entries[0].call; }
+std::size_t element_bytes(const PostedCall& call) { return first_call(call).type.size; }
+
+std::vector<const void*> contributions(const PostedCall& call) {
+  std::vector<const void*> inputs;
+  for (const PostedEntry& e : call.entries) inputs.push_back(e.contribution);
+  return inputs;
+}
+
+}  // namespace
+
+void pack_reduction(PostedCall& call) {
+  TeamImpl& team = call.team;
+  const Call& c = first_call(call);
+  const std::size_t e = element_bytes(call), n = call.entries[0].count;
+  const auto threads = static_cast<std::size_t>(team.threads());
+  const std::vector<const void*> inputs = contributions(call);
+  switch (c.collective) {
+    case Collective::reduce:
+    case Collective::allreduce:
+    case Collective::reduce_scatter_block: {
+      const std::size_t elements = c.collective == Collective::reduce_scatter_block
+                                       ? n * static_cast<std::size_t>(team.size())
+                                       : n;
+      call.in.resize(elements * e);
+      void* target = call.in.data();
+      reduce_slice_to_all(inputs, std::span<void* const>(&target, 1), e, Slice{0, elements},
+                          c.combine, c.op_object);
+      if (c.collective == Collective::reduce_scatter_block && team.processes() > 1) {
+        call.out.resize(threads * n * e);
+        call.counts.resize(static_cast<std::size_t>(team.processes()));
+        for (int p = 0; p < team.processes(); ++p)
+          call.counts[static_cast<std::size_t>(p)] =
+              static_cast<MPI_Count>(static_cast<std::size_t>(team.threads_of(p)) * n);
+      }
+      return;
+    }
+    default: {  // scan, exscan
+      call.in.resize(threads * n * e);
+      std::vector<void*> prefixes(threads);
+      for (std::size_t t = 0; t < threads; ++t) prefixes[t] = call.in.data() + t * n * e;
+      prefix_slice(inputs, prefixes, e, Slice{0, n}, c.combine, c.op_object, false, nullptr);
+      call.out.resize(n * e);
+      if (n) std::memcpy(call.out.data(), prefixes[threads - 1], n * e);
+      return;
+    }
+  }
+}
+
+void post_reduction(PostedCall& call, ProcessComm& comm) {
+  TeamImpl& team = call.team;
+  const Call& c = first_call(call);
+  const std::size_t n = call.entries[0].count;
+  switch (c.collective) {
+    case Collective::reduce:
+      comm.post_reduce_in_place(call.network, call.in.data(), n, c, team.process_of(c.root));
+      return;
+    case Collective::allreduce:
+      comm.post_allreduce(call.network, nullptr, call.in.data(), n, c);
+      return;
+    case Collective::reduce_scatter_block:
+      comm.post_reduce_scatter(call.network, call.in.data(), call.out.data(), call.counts, c);
+      return;
+    default:
+      comm.post_exscan_in_place(call.network, call.out.data(), n, c);
+      return;
+  }
+}
+
+void unpack_reduction(PostedCall& call, int me) {
+  TeamImpl& team = call.team;
+  const PostedEntry& mine = call.entries[static_cast<std::size_t>(me)];
+  const Call& c = mine.call;
+  const std::size_t e = c.type.size, n = mine.count, bytes = n * e;
+  auto* recv = static_cast<std::byte*>(c.recv);
+  switch (c.collective) {
+    case Collective::reduce:
+      if (team.global_rank(me) == c.root && bytes) std::memcpy(recv, call.in.data(), bytes);
+      return;
+    case Collective::allreduce:
+      if (bytes) std::memcpy(recv, call.in.data(), bytes);
+      return;
+    case Collective::reduce_scatter_block: {
+      const std::byte* block =
+          team.processes() > 1
+              ? call.out.data() + static_cast<std::size_t>(me) * bytes
+              : call.in.data() + static_cast<std::size_t>(team.global_rank(me)) * bytes;
+      if (bytes) std::memcpy(recv, block, bytes);
+      return;
+    }
+    default: {  // scan, exscan
+      const bool exclusive = c.collective == Collective::exscan;
+      // The reduction over the lower processes (what MPI_Exscan left in `out`).
+      const std::byte* lower = team.process() > 0 ? call.out.data() : nullptr;
+      const std::byte* local = exclusive ? (me > 0 ? call.in.data() + (me - 1) * bytes : nullptr)
+                                         : call.in.data() + static_cast<std::size_t>(me) * bytes;
+      if (bytes == 0 || (!local && !lower)) return;  // rank 0's exscan output stays untouched
+      if (local) {
+        std::memcpy(recv, local, bytes);
+        if (lower) c.combine(c.op_object, recv, lower, n, /*in_is_lower=*/true);
+      } else {
+        std::memcpy(recv, lower, bytes);
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace tlc::detail::posted

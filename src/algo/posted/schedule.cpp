@@ -1,0 +1,66 @@
+// The dispatch of the posted schedules (algo/posted/schedule.hpp) and the agreement check that
+// opens every pack: the threads of a process must have started the same call.
+#include "algo/posted/schedule.hpp"
+
+#include <string>
+
+#include <tlc/error.hpp>
+
+#include "select/collective_traits.hpp"
+#include "team/team_impl.hpp"
+
+namespace tlc::detail::posted {
+
+namespace {
+
+bool is_reduction(Collective c) {
+  return c == Collective::reduce || c == Collective::allreduce ||
+         c == Collective::reduce_scatter_block || c == Collective::scan || c == Collective::exscan;
+}
+
+// What differs between thread 0's call and another's, "" when they are the same call.
+std::string differs(const PostedEntry& a, const PostedEntry& b) {
+  const Call &x = a.call, &y = b.call;
+  if (x.collective != y.collective)
+    return std::string("collective ") + to_string(x.collective) + " vs " + to_string(y.collective);
+  if (x.type.size != y.type.size || x.type.type_class != y.type.type_class) return "element type";
+  if (x.root != y.root) return "root " + std::to_string(x.root) + " vs " + std::to_string(y.root);
+  if (x.op != y.op || (x.op == BuiltinOp::none && x.combine != y.combine)) return "op";
+  if (a.count != b.count)
+    return "elements per rank " + std::to_string(a.count) + " vs " + std::to_string(b.count);
+  return {};
+}
+
+}  // namespace
+
+void pack(PostedCall& call) {
+  TeamImpl& team = call.team;
+  for (int t = 1; t < team.threads(); ++t) {
+    const std::string why = differs(call.entries[0], call.entries[static_cast<std::size_t>(t)]);
+    if (!why.empty())
+      throw Error(Errc::mismatch, "tlc: threads " + team.who(0) + " and " + team.who(t) +
+                                      " started different nonblocking calls at the same place "
+                                      "of their order (" +
+                                      why + ")");
+  }
+  if (is_reduction(call.entries[0].call.collective))
+    pack_reduction(call);
+  else
+    pack_movement(call);
+}
+
+void post(PostedCall& call, ProcessComm& comm) {
+  if (is_reduction(call.entries[0].call.collective))
+    post_reduction(call, comm);
+  else
+    post_movement(call, comm);
+}
+
+void unpack(PostedCall& call, int me) {
+  if (is_reduction(call.entries[0].call.collective))
+    unpack_reduction(call, me);
+  else
+    unpack_movement(call, me);
+}
+
+}  // namespace tlc::detail::posted

@@ -1,0 +1,188 @@
+// The order and progress of posted calls (team/posted_calls.hpp).
+#include "team/posted_calls.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include <tlc/error.hpp>
+
+#include "algo/posted/schedule.hpp"
+#include "team/team_impl.hpp"
+
+namespace tlc::detail {
+
+PostedCall::PostedCall(TeamImpl& team_, bool persistent_)
+    : team(team_),
+      persistent(persistent_),
+      alive(team_.alive_token()),
+      entries(static_cast<std::size_t>(team_.threads())) {}
+
+void PostedCalls::prepare(int threads, int limit) {
+  next_sequence_.assign(static_cast<std::size_t>(threads), 0);
+  in_progress_.assign(static_cast<std::size_t>(threads), 0);
+  limit_ = limit;
+}
+
+std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEntry entry,
+                                               std::shared_ptr<PostedCall> persistent,
+                                               std::uint64_t round) {
+  const auto i = static_cast<std::size_t>(me);
+  const bool counts = round > 0 && entry.invalid.empty();
+  std::shared_ptr<PostedCall> call;
+  std::uint64_t sequence = 0;
+  bool last = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (counts && in_progress_[i] >= limit_)
+      throw Error(Errc::invalid_argument,
+                  "tlc: " + team.who(me) + " has " + std::to_string(in_progress_[i]) +
+                      " nonblocking calls in progress, the limit (TeamOptions::max_requests, "
+                      "TLC_MAX_REQUESTS); complete some before starting more");
+    sequence = ++next_sequence_[i];
+    const Kind kind = round == 0 ? Kind::init : persistent ? Kind::round : Kind::nonblocking;
+    bool mismatch = false;
+    auto it = open_.find(sequence);
+    if (it != open_.end()) {
+      call = it->second.call;
+      mismatch = it->second.kind != kind || (persistent && call != persistent);
+    } else {
+      call = persistent ? persistent : std::make_shared<PostedCall>(team, kind == Kind::init);
+      it = open_.emplace(sequence, Open{call, kind}).first;
+    }
+    if (mismatch) {
+      // Threads started different calls here: the others' call can never complete.
+      auto error = std::make_exception_ptr(
+          Error(Errc::mismatch, "tlc: " + team.who(me) +
+                                    " started a different call (nonblocking, persistent or a "
+                                    "persistent init) than other threads at the same place of "
+                                    "their order"));
+      fail(*call, std::max<std::uint64_t>(round, 1), error);
+      if (team.processes() > 1) team.abort("threads started different nonblocking calls");
+      std::rethrow_exception(error);
+    }
+    if (!persistent || round == 0) {
+      PostedEntry& stored = call->entries[i];
+      stored = std::move(entry);
+      stored.call.layout = stored.call.collective == Collective::allgatherv ||
+                                   stored.call.collective == Collective::gatherv ||
+                                   stored.call.collective == Collective::scatterv ||
+                                   stored.call.collective == Collective::alltoallv
+                               ? &stored.layout
+                               : nullptr;
+    }
+    if (counts) ++in_progress_[i];
+    if (++it->second.arrived == team.threads()) {
+      open_.erase(it);
+      last = true;
+    }
+  }
+  if (last) pack_and_post(team, call, sequence, round);
+  return call;
+}
+
+void PostedCalls::finished(int me) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  --in_progress_[static_cast<std::size_t>(me)];
+}
+
+void PostedCalls::fail(PostedCall& call, std::uint64_t round, std::exception_ptr error) {
+  call.error = std::move(error);
+  call.failed.store(round, std::memory_order_release);
+  call.team.waiter().notify();
+}
+
+void PostedCalls::pack_and_post(TeamImpl& team, const std::shared_ptr<PostedCall>& call,
+                                std::uint64_t sequence, std::uint64_t round) {
+  std::exception_ptr failure;
+  try {
+    if (round == 0) return advance_order(team, sequence, {});  // an init: nothing to run
+    call->round = round;
+    for (int t = 0; t < team.threads(); ++t)
+      if (const std::string& why = call->entries[static_cast<std::size_t>(t)].invalid; !why.empty())
+        throw Error(Errc::invalid_argument, "tlc: " + team.who(t) + ": " + why);
+    posted::pack(*call);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  advance_order(team, sequence, Packed{call, round, failure});
+}
+
+void PostedCalls::advance_order(TeamImpl& team, std::uint64_t sequence, Packed packed) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  packed_.emplace(sequence, std::move(packed));
+  // Post every packed call whose turn has come, in the order of the calls.
+  for (auto it = packed_.find(next_to_post_); it != packed_.end();
+       it = packed_.find(next_to_post_)) {
+    Packed p = std::move(it->second);
+    packed_.erase(it);
+    ++next_to_post_;
+    if (!p.call) continue;  // a persistent init holds its place in the order only
+    if (!p.failure && team.processes() > 1) {
+      try {
+        posted::post(*p.call, team.posted_comm());
+      } catch (...) {
+        p.failure = std::current_exception();
+      }
+    }
+    if (p.failure) {
+      // The other processes post this call; here it never will be: end their waits too.
+      if (team.processes() > 1) team.abort("a nonblocking call failed before its MPI step");
+      fail(*p.call, p.round, p.failure);
+      continue;
+    }
+    if (team.processes() == 1) p.call->ready.store(p.round, std::memory_order_release);
+    p.call->posted.store(p.round, std::memory_order_release);
+    team.waiter().notify();
+  }
+}
+
+bool PostedCalls::advance(PostedCall& call, std::uint64_t round) {
+  if (call.failed.load(std::memory_order_acquire) >= round ||
+      call.ready.load(std::memory_order_acquire) >= round)
+    return true;
+  if (call.posted.load(std::memory_order_acquire) < round) return false;
+  std::unique_lock<std::mutex> lock(call.progress, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  if (call.ready.load(std::memory_order_acquire) >= round) return true;
+  try {
+    if (!call.team.posted_comm().test(call.network)) return false;
+  } catch (...) {
+    fail(call, round, std::current_exception());
+    return true;
+  }
+  call.ready.store(round, std::memory_order_release);
+  call.team.waiter().notify();
+  return true;
+}
+
+bool PostedCalls::test(PostedCall& call, std::uint64_t round, int me) {
+  if (!advance(call, round)) return false;
+  if (call.failed.load(std::memory_order_acquire) >= round) std::rethrow_exception(call.error);
+  posted::unpack(call, me);
+  return true;
+}
+
+void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
+  TeamImpl& team = call.team;
+  while (!test(call, round, me)) {
+    // One process: the call is ready when posted.
+    if (team.processes() == 1 || call.posted.load(std::memory_order_acquire) < round) {
+      // Threads of this process have not started the call yet (or an earlier call of the order
+      // has not been posted): block politely.
+      team.waiter().wait(
+          [&] {
+            return call.posted.load(std::memory_order_acquire) >= round ||
+                   call.failed.load(std::memory_order_acquire) >= round;
+          },
+          [&] {
+            return std::string("threads of process ") + std::to_string(team.process()) +
+                   " that have not started this nonblocking call (or an earlier one) yet";
+          });
+      continue;
+    }
+    team.posted_comm().wait_until([&] { return advance(call, round); }, "a nonblocking collective");
+  }
+}
+
+}  // namespace tlc::detail

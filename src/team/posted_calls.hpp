@@ -1,0 +1,136 @@
+// The nonblocking and persistent collectives of a team's threads (tlc/request.hpp; docs/design.md
+// section 14): their shared state and the order in which they start.
+//
+// Who advances what: a thread that starts a call leaves its arguments in the call's shared state
+// (PostedCall) and returns. The last thread of the process to start it runs the call's first
+// step (the schedule's pack, algo/posted/schedule.hpp: the process's contributions combined or
+// gathered into the call's staging memory, after which no thread's input is read again) and
+// posts the step between processes, one MPI nonblocking collective on the team's posted
+// communicator. Any thread testing or waiting for the call tests that MPI operation; each thread
+// takes its own output out of the staging memory when it finds the call complete (unpack), so
+// results reach every output without a barrier.
+//
+// Order: every thread's nonblocking calls and persistent starts are numbered in the order it
+// makes them; the n-th of every thread is one call. MPI needs the posts of one communicator in
+// the same order on every process, so a call whose pack finished before an earlier call's waits
+// for that one's post (whoever posts the earlier one posts it too).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include <tlc/detail/call.hpp>
+
+#include "inter/posted_op.hpp"
+
+namespace tlc::detail {
+
+class TeamImpl;
+class ProcessComm;
+
+// One thread's arguments to a posted call.
+struct PostedEntry {
+  Call call;
+  VariantLayout layout;                 // v-variants: the caller's arrays (alive until done)
+  std::shared_ptr<const void> held_op;  // the copy of a user op object, if it has state
+  std::size_t count = 0;                // elements per rank block (0 for v-variants)
+  const void* contribution = nullptr;   // what this thread gives (send, or recv in place)
+  std::size_t contribution_bytes = 0;
+  std::string invalid;  // non-empty: this thread's own arguments are wrong, and why
+};
+
+// The shared state of one posted call of the threads of this process. A nonblocking call has
+// one round; a persistent call one per start.
+class PostedCall {
+ public:
+  PostedCall(TeamImpl& team, bool persistent);
+  PostedCall(const PostedCall&) = delete;
+  PostedCall& operator=(const PostedCall&) = delete;
+
+  TeamImpl& team;
+  const bool persistent;
+  // False once the team is destroyed (a request that outlives its team gets an error).
+  std::shared_ptr<const std::atomic<bool>> alive;
+  std::vector<PostedEntry> entries;  // by local thread
+  std::uint64_t round = 0;           // the round being run (written by its last arriver)
+
+  // The progress of rounds: a round r is posted (its step between processes is in MPI, or it
+  // has none), ready (the process's result is in staging) or failed once the value reaches r.
+  std::atomic<std::uint64_t> posted{0}, ready{0}, failed{0};
+  std::exception_ptr error;  // of the failed round (written before `failed`)
+
+  // What the schedule keeps between its steps (algo/posted/schedule.hpp).
+  std::mutex progress;  // one thread at a time tests the MPI operation
+  PostedOp network;
+  std::vector<std::byte> in, out;  // staging: the process's contribution, and its result
+  std::vector<MPI_Count> counts, recv_counts;
+  std::vector<MPI_Aint> displs, recv_displs;
+  std::vector<std::size_t> offsets;  // per-schedule layout in the staging memory
+};
+
+// The team's part that numbers and starts posted calls.
+class PostedCalls {
+ public:
+  // limit: how many calls each thread may have started and not completed.
+  void prepare(int threads, int limit);
+  int limit() const noexcept { return limit_; }
+
+  // Thread me starts the next call of its order: entry joins the call numbered so (opened by
+  // the first thread to come; for a persistent round, `call` must be the one every thread
+  // starts). Returns the call's state and the round. The last thread to come packs and posts.
+  // Throws Error(invalid_argument) past the limit of calls in progress, and Error(mismatch) when
+  // threads start different calls at one place of their order.
+  // round: 1 for a nonblocking call, the round of a persistent start, 0 for a persistent init
+  // (which joins the threads' entries and runs nothing).
+  std::shared_ptr<PostedCall> start(TeamImpl& team, int me, PostedEntry entry,
+                                    std::shared_ptr<PostedCall> persistent, std::uint64_t round);
+  // A call of thread me completed or failed for it.
+  void finished(int me) noexcept;
+  // Advances (round of) call for thread me: true once its output is written. Throws the
+  // call's error.
+  static bool test(PostedCall& call, std::uint64_t round, int me);
+  static void wait(PostedCall& call, std::uint64_t round, int me);
+  // Whether round of call has completed or failed, after one test of its MPI operation.
+  static bool advance(PostedCall& call, std::uint64_t round);
+
+ private:
+  // The last arriver's step: pack, then post in the order of the calls.
+  void pack_and_post(TeamImpl& team, const std::shared_ptr<PostedCall>& call,
+                     std::uint64_t sequence, std::uint64_t round);
+  static void fail(PostedCall& call, std::uint64_t round, std::exception_ptr error);
+  struct Packed {
+    std::shared_ptr<PostedCall> call;  // null: a persistent init, which posts nothing
+    std::uint64_t round = 0;
+    std::exception_ptr failure;  // the pack threw
+  };
+  // Records that the call at `sequence` is ready to post and posts, in order, every call whose
+  // turn has come.
+  void advance_order(TeamImpl& team, std::uint64_t sequence, Packed packed);
+
+  std::mutex mutex_;
+  std::vector<std::uint64_t> next_sequence_;  // per thread: its calls started so far
+  std::vector<int> in_progress_;              // per thread
+  // What a place of the threads' order holds: a nonblocking call, a persistent init, or a round
+  // of a persistent call; threads that disagree about it fail the call.
+  enum class Kind { nonblocking, init, round };
+  struct Open {
+    std::shared_ptr<PostedCall> call;
+    Kind kind;
+    int arrived = 0;
+  };
+  std::map<std::uint64_t, Open> open_;      // not every thread came yet
+  std::map<std::uint64_t, Packed> packed_;  // waiting for earlier calls' posts
+  std::uint64_t next_to_post_ = 1;
+  int limit_ = 0;
+};
+
+}  // namespace tlc::detail

@@ -1,0 +1,252 @@
+// tlc::Request and tlc::Persistent (include/tlc/request.hpp), and the nonblocking and
+// persistent starts of tlc::Thread: the public face of the posted calls (team/posted_calls.hpp).
+#include <exception>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include <tlc/error.hpp>
+#include <tlc/request.hpp>
+#include <tlc/thread.hpp>
+
+#include "algo/algorithms.hpp"
+#include "intra/sliced_reduce.hpp"
+#include "team/posted_calls.hpp"
+#include "team/team_impl.hpp"
+
+namespace tlc {
+
+namespace detail {
+
+struct PostedAccess {
+  static Request request(std::shared_ptr<PostedCall> call, std::uint64_t round, int me) {
+    Request r;
+    r.call_ = std::move(call);
+    r.round_ = round;
+    r.me_ = me;
+    return r;
+  }
+  static Persistent persistent(std::shared_ptr<PostedCall> call, int me) {
+    Persistent p;
+    p.call_ = std::move(call);
+    p.me_ = me;
+    return p;
+  }
+};
+
+namespace {
+
+// The team of a call, or an error when the team is gone (a request that outlived it).
+TeamImpl& team_of(const PostedCall& call) {
+  if (!call.alive->load(std::memory_order_acquire))
+    throw Error(Errc::invalid_argument,
+                "tlc: a request or persistent call used after its team was destroyed (complete "
+                "every request before destroying the team)");
+  return call.team;
+}
+
+// Thread me's entry for a call: its arguments checked as for a blocking call, the built-in
+// kernel of a built-in op, and what it contributes.
+PostedEntry entry_of(TeamImpl& team, int me, const Call& call, const VariantLayout& layout,
+                     std::shared_ptr<const void> held_op) {
+  PostedEntry entry;
+  entry.call = call;
+  entry.layout = layout;
+  entry.held_op = std::move(held_op);
+  if (CombineFn kernel = builtin_combine(entry.call.op, entry.call.type))
+    entry.call.combine = kernel;
+  entry.call.layout = &entry.layout;
+  CallDescriptor d;
+  entry.invalid = check_own_arguments(entry.call, team.global_rank(me), team.size(), d);
+  entry.count = d.count;
+  entry.contribution = d.contribution;
+  entry.contribution_bytes = d.contribution_bytes;
+  return entry;
+}
+
+// After a thread with wrong arguments has joined (so that the other threads' calls fail rather
+// than wait for it): its own error.
+[[noreturn]] void throw_invalid(const std::string& why) {
+  throw Error(Errc::invalid_argument, "tlc: " + why);
+}
+
+}  // namespace
+}  // namespace detail
+
+Request Thread::start_posted(const detail::Call& call, const detail::VariantLayout& layout,
+                             std::shared_ptr<const void> held_op) {
+  if (!team_ || !alive_->load(std::memory_order_relaxed)) [[unlikely]]
+    throw_unusable();
+  detail::TeamImpl& team = *team_;
+  detail::PostedEntry entry = detail::entry_of(team, local_, call, layout, std::move(held_op));
+  const std::string invalid = entry.invalid;
+  auto shared = team.posted().start(team, local_, std::move(entry), nullptr, 1);
+  if (!invalid.empty()) detail::throw_invalid(invalid);
+  return detail::PostedAccess::request(std::move(shared), 1, local_);
+}
+
+Persistent Thread::init_persistent(const detail::Call& call, const detail::VariantLayout& layout,
+                                   std::shared_ptr<const void> held_op) {
+  if (!team_ || !alive_->load(std::memory_order_relaxed)) [[unlikely]]
+    throw_unusable();
+  detail::TeamImpl& team = *team_;
+  detail::PostedEntry entry = detail::entry_of(team, local_, call, layout, std::move(held_op));
+  const std::string invalid = entry.invalid;
+  auto shared = team.posted().start(team, local_, std::move(entry), nullptr, 0);
+  if (!invalid.empty()) detail::throw_invalid(invalid);
+  return detail::PostedAccess::persistent(std::move(shared), local_);
+}
+
+// ---- Request ----
+
+Request::Request(Request&& other) noexcept
+    : call_(std::move(other.call_)), round_(other.round_), me_(other.me_) {}
+
+Request& Request::operator=(Request&& other) noexcept {
+  if (this != &other) {
+    this->~Request();
+    new (this) Request(std::move(other));
+  }
+  return *this;
+}
+
+Request::~Request() {
+  if (!call_ || !call_->alive->load(std::memory_order_acquire)) return;
+  try {
+    wait();
+  } catch (...) {  // the error is lost: the caller did not ask for it (see the header)
+  }
+}
+
+bool Request::test() {
+  if (!call_) return true;
+  detail::TeamImpl& team = detail::team_of(*call_);
+  bool done = false;
+  try {
+    done = detail::PostedCalls::test(*call_, round_, me_);
+  } catch (...) {
+    team.posted().finished(me_);
+    call_.reset();
+    throw;
+  }
+  if (done) {
+    team.posted().finished(me_);
+    call_.reset();
+  }
+  return done;
+}
+
+void Request::wait() {
+  if (!call_) return;
+  detail::TeamImpl& team = detail::team_of(*call_);
+  try {
+    detail::PostedCalls::wait(*call_, round_, me_);
+  } catch (...) {
+    team.posted().finished(me_);
+    call_.reset();
+    throw;
+  }
+  team.posted().finished(me_);
+  call_.reset();
+}
+
+void wait_all(std::span<Request> requests) {
+  std::exception_ptr first;
+  for (Request& r : requests) {
+    try {
+      r.wait();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+std::size_t wait_any(std::span<Request> requests) {
+  bool any = false;
+  for (const Request& r : requests) any = any || r.active();
+  if (!any) return requests.size();
+  // Tests in turn; the polite pace of a long wait comes from the team's wait policy only
+  // through wait(), so after a few rounds the first active request is waited for.
+  for (int round = 0; round < 1000; ++round)
+    for (std::size_t i = 0; i < requests.size(); ++i)
+      if (requests[i].active() && requests[i].test()) return i;
+  for (std::size_t i = 0;; i = (i + 1) % requests.size()) {
+    if (requests[i].active() && requests[i].test()) return i;
+    std::this_thread::yield();
+  }
+}
+
+// ---- Persistent ----
+
+Persistent::Persistent(Persistent&& other) noexcept
+    : call_(std::move(other.call_)),
+      round_(other.round_),
+      me_(other.me_),
+      active_(std::exchange(other.active_, false)) {}
+
+Persistent& Persistent::operator=(Persistent&& other) noexcept {
+  if (this != &other) {
+    this->~Persistent();
+    new (this) Persistent(std::move(other));
+  }
+  return *this;
+}
+
+Persistent::~Persistent() {
+  if (!active_ || !call_ || !call_->alive->load(std::memory_order_acquire)) return;
+  try {
+    wait();
+  } catch (...) {
+  }
+}
+
+void Persistent::start() {
+  if (!call_)
+    throw Error(Errc::invalid_argument, "tlc: Persistent::start on an empty persistent call");
+  if (active_)
+    throw Error(Errc::invalid_argument,
+                "tlc: Persistent::start on a call whose round is still active (wait first)");
+  detail::TeamImpl& team = detail::team_of(*call_);
+  team.posted().start(team, me_, {}, call_, round_ + 1);
+  ++round_;
+  active_ = true;
+}
+
+bool Persistent::test() {
+  if (!active_) return true;
+  detail::TeamImpl& team = detail::team_of(*call_);
+  bool done = false;
+  try {
+    done = detail::PostedCalls::test(*call_, round_, me_);
+  } catch (...) {
+    team.posted().finished(me_);
+    active_ = false;
+    throw;
+  }
+  if (done) {
+    team.posted().finished(me_);
+    active_ = false;
+  }
+  return done;
+}
+
+void Persistent::wait() {
+  if (!active_) return;
+  detail::TeamImpl& team = detail::team_of(*call_);
+  try {
+    detail::PostedCalls::wait(*call_, round_, me_);
+  } catch (...) {
+    team.posted().finished(me_);
+    active_ = false;
+    throw;
+  }
+  team.posted().finished(me_);
+  active_ = false;
+}
+
+void start_all(std::span<Persistent> calls) {
+  for (Persistent& p : calls) p.start();
+}
+
+}  // namespace tlc

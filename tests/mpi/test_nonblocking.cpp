@@ -1,0 +1,481 @@
+// The nonblocking and persistent forms of every collective (tlc/request.hpp) against the blocking
+// form, element by element (integer data, so results are exact and bitwise comparable), on
+// uniform and uneven teams, in place and not, with a non-commutative user op for the
+// reductions; requests completed out of order and interleaved with blocking calls; persistent
+// rounds; the errors of misuse.
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mpi/test_common.hpp"
+
+using namespace tlc_test;
+
+namespace {
+
+using T = std::uint64_t;
+
+enum class Form { blocking, nonblocking, persistent };
+const char* name(Form f) {
+  return f == Form::blocking ? "blocking" : f == Form::nonblocking ? "nonblocking" : "persistent";
+}
+
+// Associative, not commutative: composition of the affine maps x -> m x + c modulo 2^32, one
+// map per element (m in the low half, c in the high half), so rank order must be kept.
+struct Affine {
+  T operator()(const T& a, const T& b) const {
+    const std::uint32_t m1 = static_cast<std::uint32_t>(a),
+                        c1 = static_cast<std::uint32_t>(a >> 32);
+    const std::uint32_t m2 = static_cast<std::uint32_t>(b),
+                        c2 = static_cast<std::uint32_t>(b >> 32);
+    const std::uint32_t m = m2 * m1, c = m2 * c1 + c2;  // a first, then b
+    return (static_cast<T>(c) << 32) | m;
+  }
+};
+
+T value(int rank, std::size_t i, int salt) {
+  const T low = static_cast<T>(rank + 1) * 1000003u + static_cast<T>(i) * 7u + static_cast<T>(salt);
+  return (low * 2654435761u << 32) | (low | 1);
+}
+
+std::vector<T> filled(std::size_t n, int rank, int salt) {
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = value(rank, i, salt);
+  return v;
+}
+
+// Runs one collective in `form` and returns what this thread's output holds afterwards. `run`
+// gets the form and a starter, and calls the blocking call or passes the request or
+// persistent call it made to finish().
+struct Finisher {
+  Form form;
+  int rounds = 1;
+  void operator()(tlc::Request r) const { r.wait(); }
+  void operator()(tlc::Persistent p) const {
+    for (int i = 0; i < rounds; ++i) {
+      p.start();
+      p.wait();
+    }
+  }
+};
+
+using Case = std::function<std::vector<T>(tlc::Thread&, Form, std::size_t)>;
+
+struct NamedCase {
+  std::string name;
+  Case run;
+};
+
+std::vector<NamedCase> cases() {
+  std::vector<NamedCase> all;
+  auto add = [&](std::string n, Case c) { all.push_back({std::move(n), std::move(c)}); };
+  const Finisher nb{Form::nonblocking}, pe{Form::persistent, 3};
+  add("barrier", [=](tlc::Thread& me, Form f, std::size_t) {
+    if (f == Form::blocking) me.barrier();
+    if (f == Form::nonblocking) nb(me.ibarrier());
+    if (f == Form::persistent) pe(me.barrier_init());
+    return std::vector<T>{};
+  });
+  for (int root_choice = 0; root_choice < 2; ++root_choice) {
+    const std::string suffix = root_choice ? "_last_root" : "";
+    auto root_of = [root_choice](const tlc::Thread& me) { return root_choice ? me.size() - 1 : 0; };
+    add("bcast" + suffix, [=](tlc::Thread& me, Form f, std::size_t n) {
+      const int root = root_of(me);
+      auto buf = me.rank() == root ? filled(n, root, 1) : std::vector<T>(n, 0);
+      if (f == Form::blocking) me.bcast(buf, root);
+      if (f == Form::nonblocking) nb(me.ibcast(buf, root));
+      if (f == Form::persistent) pe(me.bcast_init(buf, root));
+      return buf;
+    });
+    add("reduce" + suffix, [=](tlc::Thread& me, Form f, std::size_t n) {
+      const int root = root_of(me);
+      auto send = filled(n, me.rank(), 2);
+      std::vector<T> recv(me.rank() == root ? n : 0, 0);
+      if (f == Form::blocking) me.reduce(send, recv, root, Affine{});
+      if (f == Form::nonblocking) nb(me.ireduce(send, recv, root, Affine{}));
+      if (f == Form::persistent) pe(me.reduce_init(send, recv, root, Affine{}));
+      return recv;
+    });
+    add("reduce_in_place" + suffix, [=](tlc::Thread& me, Form f, std::size_t n) {
+      const int root = root_of(me);
+      auto buf = filled(n, me.rank(), 3);
+      if (f == Form::blocking) me.reduce(buf, root, std::plus<>{});
+      if (f == Form::nonblocking) nb(me.ireduce(buf, root, std::plus<>{}));
+      if (f == Form::persistent) {  // in place: every round reduces the previous round's buffer
+        auto p = me.reduce_init(buf, root, std::plus<>{});
+        p.start();
+        p.wait();
+      }
+      return me.rank() == root ? buf : std::vector<T>{};
+    });
+    add("gather" + suffix, [=](tlc::Thread& me, Form f, std::size_t n) {
+      const int root = root_of(me);
+      auto send = filled(n, me.rank(), 4);
+      std::vector<T> recv(me.rank() == root ? n * static_cast<std::size_t>(me.size()) : 0, 0);
+      if (f == Form::blocking) me.gather(send, recv, root);
+      if (f == Form::nonblocking) nb(me.igather(send, recv, root));
+      if (f == Form::persistent) pe(me.gather_init(send, recv, root));
+      return recv;
+    });
+    add("scatter" + suffix, [=](tlc::Thread& me, Form f, std::size_t n) {
+      const int root = root_of(me);
+      auto send = me.rank() == root ? filled(n * static_cast<std::size_t>(me.size()), root, 5)
+                                    : std::vector<T>{};
+      std::vector<T> recv(n, 0);
+      if (f == Form::blocking) me.scatter(send, recv, root);
+      if (f == Form::nonblocking) nb(me.iscatter(send, recv, root));
+      if (f == Form::persistent) pe(me.scatter_init(send, recv, root));
+      return recv;
+    });
+    add("gatherv" + suffix, [=](tlc::Thread& me, Form f, std::size_t n) {
+      const int root = root_of(me);
+      const auto size = static_cast<std::size_t>(me.size());
+      std::vector<std::size_t> counts(size), displs(size);
+      std::size_t total = 0;
+      for (std::size_t r = 0; r < size; ++r) {
+        counts[r] = (n + r) % (n + 2);  // uneven, some empty
+        displs[r] = total + 1;          // gaps between blocks
+        total += counts[r] + 1;
+      }
+      auto send = filled(counts[static_cast<std::size_t>(me.rank())], me.rank(), 6);
+      std::vector<T> recv(me.rank() == root ? total + 1 : 0, 0);
+      if (f == Form::blocking) me.gatherv(send, recv, counts, displs, root);
+      if (f == Form::nonblocking) nb(me.igatherv(send, recv, counts, displs, root));
+      if (f == Form::persistent) pe(me.gatherv_init(send, recv, counts, displs, root));
+      return recv;
+    });
+    add("scatterv" + suffix, [=](tlc::Thread& me, Form f, std::size_t n) {
+      const int root = root_of(me);
+      const auto size = static_cast<std::size_t>(me.size());
+      std::vector<std::size_t> counts(size), displs(size);
+      std::size_t total = 0;
+      for (std::size_t r = 0; r < size; ++r) {
+        counts[r] = (n + 2 * r) % (n + 3);
+        displs[r] = total;
+        total += counts[r] + 2;
+      }
+      auto send = me.rank() == root ? filled(total, root, 7) : std::vector<T>{};
+      std::vector<T> recv(counts[static_cast<std::size_t>(me.rank())], 0);
+      if (f == Form::blocking) me.scatterv(send, counts, displs, recv, root);
+      if (f == Form::nonblocking) nb(me.iscatterv(send, counts, displs, recv, root));
+      if (f == Form::persistent) pe(me.scatterv_init(send, counts, displs, recv, root));
+      return recv;
+    });
+  }
+  add("allreduce", [=](tlc::Thread& me, Form f, std::size_t n) {
+    auto send = filled(n, me.rank(), 8);
+    std::vector<T> recv(n, 0);
+    if (f == Form::blocking) me.allreduce(send, recv, Affine{});
+    if (f == Form::nonblocking) nb(me.iallreduce(send, recv, Affine{}));
+    if (f == Form::persistent) pe(me.allreduce_init(send, recv, Affine{}));
+    return recv;
+  });
+  add("allreduce_in_place", [=](tlc::Thread& me, Form f, std::size_t n) {
+    auto buf = filled(n, me.rank(), 9);
+    if (f == Form::blocking) me.allreduce(buf, std::plus<>{});
+    if (f == Form::nonblocking) nb(me.iallreduce(buf, std::plus<>{}));
+    if (f == Form::persistent) {
+      auto p = me.allreduce_init(buf, std::plus<>{});
+      p.start();
+      p.wait();
+    }
+    return buf;
+  });
+  add("allgather", [=](tlc::Thread& me, Form f, std::size_t n) {
+    auto send = filled(n, me.rank(), 10);
+    std::vector<T> recv(n * static_cast<std::size_t>(me.size()), 0);
+    if (f == Form::blocking) me.allgather(send, recv);
+    if (f == Form::nonblocking) nb(me.iallgather(send, recv));
+    if (f == Form::persistent) pe(me.allgather_init(send, recv));
+    return recv;
+  });
+  add("allgather_in_place", [=](tlc::Thread& me, Form f, std::size_t n) {
+    std::vector<T> buf(n * static_cast<std::size_t>(me.size()), 0);
+    auto mine = filled(n, me.rank(), 11);
+    std::copy(mine.begin(), mine.end(), buf.begin() + static_cast<std::ptrdiff_t>(n) * me.rank());
+    if (f == Form::blocking) me.allgather(buf);
+    if (f == Form::nonblocking) nb(me.iallgather(buf));
+    if (f == Form::persistent) pe(me.allgather_init(buf));
+    return buf;
+  });
+  add("allgatherv", [=](tlc::Thread& me, Form f, std::size_t n) {
+    const auto size = static_cast<std::size_t>(me.size());
+    std::vector<std::size_t> counts(size), displs(size);
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < size; ++r) {
+      counts[r] = (n + 3 * r) % (n + 1);
+      displs[r] = total;
+      total += counts[r] + 1;
+    }
+    auto send = filled(counts[static_cast<std::size_t>(me.rank())], me.rank(), 12);
+    std::vector<T> recv(total, 0);
+    if (f == Form::blocking) me.allgatherv(send, recv, counts, displs);
+    if (f == Form::nonblocking) nb(me.iallgatherv(send, recv, counts, displs));
+    if (f == Form::persistent) pe(me.allgatherv_init(send, recv, counts, displs));
+    return recv;
+  });
+  add("alltoall", [=](tlc::Thread& me, Form f, std::size_t n) {
+    auto send = filled(n * static_cast<std::size_t>(me.size()), me.rank(), 13);
+    std::vector<T> recv(send.size(), 0);
+    if (f == Form::blocking) me.alltoall(send, recv);
+    if (f == Form::nonblocking) nb(me.ialltoall(send, recv));
+    if (f == Form::persistent) pe(me.alltoall_init(send, recv));
+    return recv;
+  });
+  add("alltoall_in_place", [=](tlc::Thread& me, Form f, std::size_t n) {
+    auto buf = filled(n * static_cast<std::size_t>(me.size()), me.rank(), 14);
+    if (f == Form::blocking) me.alltoall(buf);
+    if (f == Form::nonblocking) nb(me.ialltoall(buf));
+    if (f == Form::persistent) {
+      auto p = me.alltoall_init(buf);
+      p.start();
+      p.wait();
+    }
+    return buf;
+  });
+  add("alltoallv", [=](tlc::Thread& me, Form f, std::size_t n) {
+    const auto size = static_cast<std::size_t>(me.size());
+    const auto rank = static_cast<std::size_t>(me.rank());
+    // rank i sends (n + i + j) % (n + 2) elements to rank j.
+    auto amount = [&](std::size_t i, std::size_t j) { return (n + i + j) % (n + 2); };
+    std::vector<std::size_t> sc(size), sd(size), rc(size), rd(size);
+    std::size_t st = 0, rt = 0;
+    for (std::size_t j = 0; j < size; ++j) {
+      sc[j] = amount(rank, j);
+      sd[j] = st;
+      st += sc[j] + 1;
+      rc[j] = amount(j, rank);
+      rd[j] = rt;
+      rt += rc[j] + 2;
+    }
+    auto send = filled(st, me.rank(), 15);
+    std::vector<T> recv(rt, 0);
+    if (f == Form::blocking) me.alltoallv(send, sc, sd, recv, rc, rd);
+    if (f == Form::nonblocking) nb(me.ialltoallv(send, sc, sd, recv, rc, rd));
+    if (f == Form::persistent) pe(me.alltoallv_init(send, sc, sd, recv, rc, rd));
+    return recv;
+  });
+  add("reduce_scatter_block", [=](tlc::Thread& me, Form f, std::size_t n) {
+    auto send = filled(n * static_cast<std::size_t>(me.size()), me.rank(), 16);
+    std::vector<T> recv(n, 0);
+    if (f == Form::blocking) me.reduce_scatter_block(send, recv, Affine{});
+    if (f == Form::nonblocking) nb(me.ireduce_scatter_block(send, recv, Affine{}));
+    if (f == Form::persistent) pe(me.reduce_scatter_block_init(send, recv, Affine{}));
+    return recv;
+  });
+  add("scan", [=](tlc::Thread& me, Form f, std::size_t n) {
+    auto send = filled(n, me.rank(), 17);
+    std::vector<T> recv(n, 0);
+    if (f == Form::blocking) me.scan(send, recv, Affine{});
+    if (f == Form::nonblocking) nb(me.iscan(send, recv, Affine{}));
+    if (f == Form::persistent) pe(me.scan_init(send, recv, Affine{}));
+    return recv;
+  });
+  add("exscan", [=](tlc::Thread& me, Form f, std::size_t n) {
+    auto send = filled(n, me.rank(), 18);
+    std::vector<T> recv(n, 5);
+    if (f == Form::blocking) me.exscan(send, recv, Affine{});
+    if (f == Form::nonblocking) nb(me.iexscan(send, recv, Affine{}));
+    if (f == Form::persistent) pe(me.exscan_init(send, recv, Affine{}));
+    return recv;
+  });
+  add("exscan_in_place", [=](tlc::Thread& me, Form f, std::size_t n) {
+    auto buf = filled(n, me.rank(), 19);
+    if (f == Form::blocking) me.exscan(buf, std::plus<>{});
+    if (f == Form::nonblocking) nb(me.iexscan(buf, std::plus<>{}));
+    if (f == Form::persistent) {
+      auto p = me.exscan_init(buf, std::plus<>{});
+      p.start();
+      p.wait();
+    }
+    return buf;
+  });
+  return all;
+}
+
+std::string first_difference(const std::vector<T>& want, const std::vector<T>& got) {
+  if (want.size() != got.size())
+    return "size " + std::to_string(got.size()) + " instead of " + std::to_string(want.size());
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (want[i] != got[i])
+      return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + " instead of " +
+             std::to_string(want[i]);
+  return {};
+}
+
+}  // namespace
+
+// Every collective, every shape, sizes from nothing to past the eager limits: the nonblocking
+// and persistent forms equal the blocking form.
+TEST(Nonblocking, EveryCollectiveEqualsItsBlockingForm) {
+  const int P = world_size();
+  for (const Shape& shape : shapes()) {
+    const int threads = shape.threads_of(world_rank());
+    tlc::TeamOptions options = test_options(threads);
+    if (std::getenv("TRACE")) options.timeout_seconds = 3;
+    tlc::Team team(MPI_COMM_WORLD, options);
+    std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
+    team.run([&](tlc::Thread& me) {
+      Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+      try {
+        for (const NamedCase& c : cases())
+          for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{3000}})
+            for (Form f : {Form::nonblocking, Form::persistent}) {
+              if (std::getenv("TRACE") && me.rank() == 0)
+                std::fprintf(stderr, "%s %s %zu\n", c.name.c_str(), name(f), n);
+              const std::vector<T> want = c.run(me, Form::blocking, n);
+              const std::vector<T> got = c.run(me, f, n);
+              if (const std::string why = first_difference(want, got); !why.empty()) {
+                if (out.mismatches++ == 0)
+                  out.first_mismatch =
+                      c.name + " " + name(f) + " n=" + std::to_string(n) + ": " + why;
+              }
+            }
+      } catch (const std::exception& e) {
+        out.error = e.what();
+      }
+    });
+    expect_clean(outcomes, std::string(shape.name) + " at " + std::to_string(P) + " processes");
+  }
+}
+
+// Several requests outstanding per thread, completed in an order that differs between threads,
+// with blocking calls in between.
+TEST(Nonblocking, OutOfOrderCompletionAndBlockingCallsBetween) {
+  const int threads = 1 + world_rank() % 3;
+  tlc::Team team(MPI_COMM_WORLD, test_options(threads));
+  std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
+  constexpr int rounds = 200, outstanding = 6;
+  constexpr std::size_t n = 17;
+  team.run([&](tlc::Thread& me) {
+    Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+    try {
+      std::mt19937 random(static_cast<unsigned>(me.rank() * 7919 + 1));
+      const T size = static_cast<T>(me.size());
+      for (int round = 0; round < rounds; ++round) {
+        std::vector<std::vector<T>> sends, recvs;
+        std::vector<tlc::Request> requests;
+        for (int k = 0; k < outstanding; ++k) {
+          sends.push_back(std::vector<T>(n, static_cast<T>(me.rank() + round + k)));
+          recvs.push_back(std::vector<T>(n, 0));
+        }
+        for (int k = 0; k < outstanding; ++k) {
+          requests.push_back(me.iallreduce(sends[static_cast<std::size_t>(k)],
+                                           recvs[static_cast<std::size_t>(k)]));
+          if (k == outstanding / 2) me.barrier();  // a blocking call among them
+        }
+        std::vector<std::size_t> order(outstanding);
+        std::iota(order.begin(), order.end(), 0);
+        std::shuffle(order.begin(), order.end(), random);
+        for (std::size_t i : order) {
+          if (random() % 2) {
+            while (!requests[i].test()) {
+            }
+          } else {
+            requests[i].wait();
+          }
+        }
+        for (int k = 0; k < outstanding; ++k) {
+          // sum over ranks r of (r + round + k)
+          const T want = size * (size - 1) / 2 + size * static_cast<T>(round + k);
+          for (T v : recvs[static_cast<std::size_t>(k)])
+            if (v != want && out.mismatches++ == 0)
+              out.first_mismatch = "round " + std::to_string(round) + " request " +
+                                   std::to_string(k) + ": " + std::to_string(v);
+        }
+      }
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+  });
+  expect_clean(outcomes, "out of order");
+}
+
+// Many rounds of one persistent call, its buffers changed between rounds.
+TEST(Nonblocking, PersistentRounds) {
+  const int threads = 2;
+  tlc::Team team(MPI_COMM_WORLD, test_options(threads));
+  std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
+  team.run([&](tlc::Thread& me) {
+    Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+    try {
+      std::vector<T> send(3), recv(3);
+      tlc::Persistent p = me.allreduce_init(send, recv);
+      const T size = static_cast<T>(me.size());
+      for (int round = 0; round < 5000; ++round) {
+        std::fill(send.begin(), send.end(), static_cast<T>(me.rank() * round));
+        p.start();
+        p.wait();
+        const T want = static_cast<T>(round) * size * (size - 1) / 2;
+        for (T v : recv)
+          if (v != want && out.mismatches++ == 0)
+            out.first_mismatch = "round " + std::to_string(round) + ": " + std::to_string(v);
+      }
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+  });
+  expect_clean(outcomes, "persistent rounds");
+}
+
+// More requests in progress than the limit: a clear error, the others still complete.
+TEST(Nonblocking, TooManyOutstandingIsAnError) {
+  tlc::TeamOptions options = test_options(1);
+  options.max_requests = 4;
+  tlc::Team team(MPI_COMM_WORLD, options);
+  std::string error;
+  team.run([&](tlc::Thread& me) {
+    std::vector<std::vector<T>> bufs(5, std::vector<T>(2, 1));
+    std::vector<tlc::Request> requests;
+    for (int k = 0; k < 4; ++k)
+      requests.push_back(me.iallreduce(bufs[static_cast<std::size_t>(k)]));
+    try {
+      requests.push_back(me.iallreduce(bufs[4]));
+    } catch (const tlc::Error& e) {
+      error = e.what();
+    }
+    tlc::wait_all(requests);
+    // The team is still usable, and its order intact.
+    auto r = me.iallreduce(bufs[4]);
+    r.wait();
+  });
+  EXPECT_NE(error.find("TLC_MAX_REQUESTS"), std::string::npos) << error;
+}
+
+// A wrong argument of one thread fails the call on every thread, before any data moves.
+TEST(Nonblocking, BadArgumentsThrowAtTheStart) {
+  tlc::Team team(MPI_COMM_WORLD, static_options(1));
+  std::string error;
+  team.run([&](tlc::Thread& me) {
+    std::vector<T> send(4, 1), recv(3, 0);
+    try {
+      auto r = me.iallreduce(send, recv);
+      r.wait();
+    } catch (const tlc::Error& e) {
+      error = e.what();
+    }
+  });
+  EXPECT_FALSE(error.empty());
+}
+
+// Starting a persistent call whose round is active is refused.
+TEST(Nonblocking, PersistentStartWhileActiveIsAnError) {
+  tlc::Team team(MPI_COMM_WORLD, test_options(1));
+  bool refused = false;
+  team.run([&](tlc::Thread& me) {
+    std::vector<T> buf(2, 1);
+    auto p = me.bcast_init(buf, 0);
+    p.start();
+    try {
+      p.start();
+    } catch (const tlc::Error&) {
+      refused = true;
+    }
+    p.wait();
+  });
+  EXPECT_TRUE(refused);
+}
