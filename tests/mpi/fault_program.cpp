@@ -112,6 +112,23 @@ int run(const std::string& scenario) {
           // Threads that left the reduce early learn of its failure in their next call; nobody
           // may wait there for a thread of the failed call.
           me.barrier();
+        } else if (scenario == "nonblocking-peer-bad-argument") {
+          // Requests outstanding on process 0 when process 1's call fails in its pack: every
+          // waiting thread must end with an error instead of waiting for MPI forever.
+          std::vector<double> first(16, 1.0);
+          tlc::Request earlier = me.iallreduce(std::span<double>(first));
+          tlc::Request r = me.iallreduce(
+              std::span<const double>(send),
+              std::span<double>(recv.data(), odd_one ? recv.size() - 1 : recv.size()));
+          earlier.wait();
+          r.wait();
+        } else if (scenario == "nonblocking-peer-throws") {
+          // Process 1 fails (a user exception) before its thread 0 starts the call, while process
+          // 0 and process 1's thread 1 wait for their requests.
+          if (me.process() == 1 && me.local_index() == 0)
+            throw std::runtime_error("a user error on process 1 before its iallreduce");
+          tlc::Request r = me.iallreduce(std::span<const double>(send), std::span<double>(recv));
+          r.wait();
         } else if (scenario == "peer-bad-argument") {
           me.allreduce(std::span<const double>(send),
                        std::span<double>(recv.data(), odd_one ? recv.size() - 1 : recv.size()));
@@ -209,7 +226,7 @@ int main(int argc, char** argv) {
         "peer-bad-argument|peer-disagrees|peer-bad-argument-dynamic|peer-disagrees-fragments|"
         "lower-bad-argument-scan|threads-disagree-plans|"
         "peer-throws-untimed|"
-        "root-went-ahead\n",
+        "root-went-ahead|nonblocking-peer-bad-argument|nonblocking-peer-throws\n",
         argv[0]);
     return 2;
   }
