@@ -52,6 +52,8 @@ class TLC_API Request {
   std::shared_ptr<detail::PostedCall> call_;
   std::uint64_t round_ = 0;
   int me_ = 0;
+  std::int64_t started_ns_ = 0;  // telemetry (TLC_STATS) only
+  std::int64_t waited_ns_ = 0;
 };
 
 /// Waits for every request (any order inside). If some fail, every one is still waited for,
@@ -93,6 +95,8 @@ class TLC_API Persistent {
   std::uint64_t round_ = 0;
   int me_ = 0;
   bool active_ = false;
+  std::int64_t started_ns_ = 0;  // telemetry (TLC_STATS) only
+  std::int64_t waited_ns_ = 0;
 };
 
 /// Starts every persistent call, in order.

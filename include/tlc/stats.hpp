@@ -7,8 +7,9 @@
 ///   omega = max a_i - min a_i                          (worst-case arrival imbalance)
 ///   time in collective = mean of (e_i - a_i)
 ///   time after the last arrival = mean of (e_i - max a_j)
-/// Times are taken inside one process only (processes need not share a clock); a team over
-/// several processes reports one TeamStats per process. Calls that throw are not counted.
+/// Nonblocking calls are counted apart: their span from start to completion and the time spent
+/// waiting in it. Times are taken inside one process only (processes need not share a clock); a
+/// team over several processes reports one TeamStats per process. Calls that throw are not counted.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,12 @@ struct CollectiveStats {
   /// in which it arrived last.
   std::vector<std::uint64_t> led;
   std::vector<std::uint64_t> arrived_last;  ///< per local thread, see led
+  /// Nonblocking calls and persistent rounds (tlc/request.hpp), counted per thread when they
+  /// complete (calls above counts the blocking ones): how many, the mean time from start to
+  /// completion, and the mean time of it the thread spent inside test() and wait().
+  std::uint64_t nonblocking_calls = 0;
+  double mean_nonblocking_span_us = 0;  ///< start to completion, averaged over threads' calls
+  double mean_nonblocking_wait_us = 0;  ///< inside test() / wait(), averaged likewise
 };
 
 /// This process's arrival telemetry, by collective kind (Team::stats()).

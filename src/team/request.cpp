@@ -19,8 +19,10 @@ namespace tlc {
 namespace detail {
 
 struct PostedAccess {
-  static Request request(std::shared_ptr<PostedCall> call, std::uint64_t round, int me) {
+  static Request request(std::shared_ptr<PostedCall> call, std::uint64_t round, int me,
+                         std::int64_t started_ns) {
     Request r;
+    r.started_ns_ = started_ns;
     r.call_ = std::move(call);
     r.round_ = round;
     r.me_ = me;
@@ -80,9 +82,10 @@ Request Thread::start_posted(const detail::Call& call, const detail::VariantLayo
   detail::TeamImpl& team = *team_;
   detail::PostedEntry entry = detail::entry_of(team, local_, call, layout, std::move(held_op));
   const std::string invalid = entry.invalid;
+  const std::int64_t started = team.telemetry().enabled() ? detail::Telemetry::now() : 0;
   auto shared = team.posted().start(team, local_, std::move(entry), nullptr, 1);
   if (!invalid.empty()) detail::throw_invalid(invalid);
-  return detail::PostedAccess::request(std::move(shared), 1, local_);
+  return detail::PostedAccess::request(std::move(shared), 1, local_, started);
 }
 
 Persistent Thread::init_persistent(const detail::Call& call, const detail::VariantLayout& layout,
@@ -99,8 +102,52 @@ Persistent Thread::init_persistent(const detail::Call& call, const detail::Varia
 
 // ---- Request ----
 
+namespace detail {
+namespace {
+
+// One test (block false) or a wait of thread me's part of a round of call: true once complete,
+// after the thread's bookkeeping (its count of calls in progress, telemetry). Throws the call's
+// error, after the same bookkeeping.
+bool complete(PostedCall& call, std::uint64_t round, int me, bool block, std::int64_t started_ns,
+              std::int64_t& waited_ns) {
+  TeamImpl& team = team_of(call);
+  Telemetry& telemetry = team.telemetry();
+  const std::int64_t entered = telemetry.enabled() ? Telemetry::now() : 0;
+  bool done = false;
+  try {
+    if (block)
+      PostedCalls::wait(call, round, me);
+    else
+      done = PostedCalls::test(call, round, me);
+  } catch (...) {
+    team.posted().finished(me);
+    throw;
+  }
+  done = done || block;
+  if (telemetry.enabled()) {
+    const std::int64_t left = Telemetry::now();
+    waited_ns += left - entered;
+    if (done)
+      telemetry.posted_done(me, call.entries[static_cast<std::size_t>(me)].call.collective,
+                            left - started_ns, waited_ns);
+  }
+  if (done) team.posted().finished(me);
+  return done;
+}
+
+std::int64_t start_stamp(const PostedCall& call) {
+  return call.team.telemetry().enabled() ? Telemetry::now() : 0;
+}
+
+}  // namespace
+}  // namespace detail
+
 Request::Request(Request&& other) noexcept
-    : call_(std::move(other.call_)), round_(other.round_), me_(other.me_) {}
+    : call_(std::move(other.call_)),
+      round_(other.round_),
+      me_(other.me_),
+      started_ns_(other.started_ns_),
+      waited_ns_(other.waited_ns_) {}
 
 Request& Request::operator=(Request&& other) noexcept {
   if (this != &other) {
@@ -120,34 +167,22 @@ Request::~Request() {
 
 bool Request::test() {
   if (!call_) return true;
-  detail::TeamImpl& team = detail::team_of(*call_);
-  bool done = false;
+  auto call = call_;
+  bool done = true;
   try {
-    done = detail::PostedCalls::test(*call_, round_, me_);
+    done = detail::complete(*call, round_, me_, false, started_ns_, waited_ns_);
   } catch (...) {
-    team.posted().finished(me_);
     call_.reset();
     throw;
   }
-  if (done) {
-    team.posted().finished(me_);
-    call_.reset();
-  }
+  if (done) call_.reset();
   return done;
 }
 
 void Request::wait() {
   if (!call_) return;
-  detail::TeamImpl& team = detail::team_of(*call_);
-  try {
-    detail::PostedCalls::wait(*call_, round_, me_);
-  } catch (...) {
-    team.posted().finished(me_);
-    call_.reset();
-    throw;
-  }
-  team.posted().finished(me_);
-  call_.reset();
+  auto call = std::move(call_);
+  detail::complete(*call, round_, me_, true, started_ns_, waited_ns_);
 }
 
 void wait_all(std::span<Request> requests) {
@@ -183,7 +218,9 @@ Persistent::Persistent(Persistent&& other) noexcept
     : call_(std::move(other.call_)),
       round_(other.round_),
       me_(other.me_),
-      active_(std::exchange(other.active_, false)) {}
+      active_(std::exchange(other.active_, false)),
+      started_ns_(other.started_ns_),
+      waited_ns_(other.waited_ns_) {}
 
 Persistent& Persistent::operator=(Persistent&& other) noexcept {
   if (this != &other) {
@@ -208,6 +245,8 @@ void Persistent::start() {
     throw Error(Errc::invalid_argument,
                 "tlc: Persistent::start on a call whose round is still active (wait first)");
   detail::TeamImpl& team = detail::team_of(*call_);
+  started_ns_ = detail::start_stamp(*call_);
+  waited_ns_ = 0;
   team.posted().start(team, me_, {}, call_, round_ + 1);
   ++round_;
   active_ = true;
@@ -215,34 +254,21 @@ void Persistent::start() {
 
 bool Persistent::test() {
   if (!active_) return true;
-  detail::TeamImpl& team = detail::team_of(*call_);
-  bool done = false;
+  bool done = true;
   try {
-    done = detail::PostedCalls::test(*call_, round_, me_);
+    done = detail::complete(*call_, round_, me_, false, started_ns_, waited_ns_);
   } catch (...) {
-    team.posted().finished(me_);
     active_ = false;
     throw;
   }
-  if (done) {
-    team.posted().finished(me_);
-    active_ = false;
-  }
+  if (done) active_ = false;
   return done;
 }
 
 void Persistent::wait() {
   if (!active_) return;
-  detail::TeamImpl& team = detail::team_of(*call_);
-  try {
-    detail::PostedCalls::wait(*call_, round_, me_);
-  } catch (...) {
-    team.posted().finished(me_);
-    active_ = false;
-    throw;
-  }
-  team.posted().finished(me_);
   active_ = false;
+  detail::complete(*call_, round_, me_, true, started_ns_, waited_ns_);
 }
 
 void start_all(std::span<Persistent> calls) {

@@ -42,6 +42,16 @@ void Telemetry::arrive(int me, std::uint64_t call) noexcept {
   s.led = false;
 }
 
+std::int64_t Telemetry::now() noexcept { return now_ns(); }
+
+void Telemetry::posted_done(int me, Collective c, std::int64_t span_ns,
+                            std::int64_t wait_ns) noexcept {
+  StatsCounters& k = of(me).counters[static_cast<std::size_t>(c)];
+  add(k.posted, 1);
+  add(k.posted_span_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, span_ns)));
+  add(k.posted_wait_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, wait_ns)));
+}
+
 void Telemetry::exit(int me, Collective c, std::uint64_t call, bool all_arrived) noexcept {
   const std::int64_t exit = now_ns();
   PerThread& s = of(me);
@@ -88,7 +98,14 @@ TeamStats Telemetry::stats(int process) const {
   for (std::size_t c = 0; c < collective_count; ++c) {
     const StatsCounters& lead = threads_[0].counters[c];
     const std::uint64_t calls = read(lead.calls);
-    if (calls == 0) continue;
+    std::uint64_t posted = 0, span_ns = 0, wait_ns = 0;
+    for (std::size_t t = 0; t < T; ++t) {
+      const StatsCounters& mine = threads_[t].counters[c];
+      posted += read(mine.posted);
+      span_ns += read(mine.posted_span_ns);
+      wait_ns += read(mine.posted_wait_ns);
+    }
+    if (calls == 0 && posted == 0) continue;
     CollectiveStats k;
     k.collective = static_cast<Collective>(c);
     k.calls = calls;
@@ -110,19 +127,25 @@ TeamStats Telemetry::stats(int process) const {
     const double per = thread_calls ? 1e-3 / static_cast<double>(thread_calls) : 0;
     k.mean_time_in_collective_us = static_cast<double>(in_ns) * per;
     k.mean_after_last_arrival_us = static_cast<double>(after_ns) * per;
+    k.nonblocking_calls = posted / std::max<std::uint64_t>(1, T);
+    const double per_posted = posted ? 1e-3 / static_cast<double>(posted) : 0;
+    k.mean_nonblocking_span_us = static_cast<double>(span_ns) * per_posted;
+    k.mean_nonblocking_wait_us = static_cast<double>(wait_ns) * per_posted;
     all.collectives.push_back(std::move(k));
   }
   return all;
 }
 
-// Threads, then per kind with calls: kind, calls, the five times, led and arrived_last per
-// thread.
+// Threads, then per kind with calls: kind, calls, the five times, the three nonblocking
+// figures, led and arrived_last per thread.
 std::vector<double> Telemetry::flatten(const TeamStats& s) {
   std::vector<double> v{static_cast<double>(s.threads)};
   for (const CollectiveStats& k : s.collectives) {
-    v.insert(v.end(), {static_cast<double>(k.collective), static_cast<double>(k.calls),
-                       k.mean_imbalance_us, k.mean_worst_imbalance_us, k.max_worst_imbalance_us,
-                       k.mean_time_in_collective_us, k.mean_after_last_arrival_us});
+    v.insert(v.end(),
+             {static_cast<double>(k.collective), static_cast<double>(k.calls), k.mean_imbalance_us,
+              k.mean_worst_imbalance_us, k.max_worst_imbalance_us, k.mean_time_in_collective_us,
+              k.mean_after_last_arrival_us, static_cast<double>(k.nonblocking_calls),
+              k.mean_nonblocking_span_us, k.mean_nonblocking_wait_us});
     for (std::uint64_t x : k.led) v.push_back(static_cast<double>(x));
     for (std::uint64_t x : k.arrived_last) v.push_back(static_cast<double>(x));
   }
@@ -147,18 +170,25 @@ void Telemetry::print(const std::vector<std::vector<double>>& all) {
                "tlc stats (TLC_STATS=1): times in us within each process; delta = mean arrival "
                "imbalance, omega = worst-case imbalance (mean, max), in = mean time in the "
                "collective, after = mean time after the last arrival; led / last = calls in "
-               "which each local thread ran an inter-process step / arrived last\n");
-  std::fprintf(stderr, "%7s %-20s %9s %10s %10s %10s %10s %10s  %s\n", "process", "collective",
-               "calls", "delta", "omega", "omega_max", "in", "after", "led | last");
+               "which each local thread ran an inter-process step / arrived last; nb = "
+               "nonblocking calls, span = their mean time from start to completion, wait = the "
+               "mean time of it inside test/wait\n");
+  std::fprintf(stderr, "%7s %-20s %9s %10s %10s %10s %10s %10s %9s %10s %10s  %s\n", "process",
+               "collective", "calls", "delta", "omega", "omega_max", "in", "after", "nb", "span",
+               "wait", "led | last");
   for (std::size_t p = 0; p < all.size(); ++p) {
     const std::vector<double>& v = all[p];
     const int threads = static_cast<int>(v.at(0));
-    for (std::size_t at = 1; at + 7 <= v.size(); at += 7 + 2 * static_cast<std::size_t>(threads)) {
+    constexpr std::size_t fields = 10;
+    for (std::size_t at = 1; at + fields <= v.size();
+         at += fields + 2 * static_cast<std::size_t>(threads)) {
       const double* x = v.data() + at;
-      std::fprintf(stderr, "%7zu %-20s %9.0f %10.2f %10.2f %10.2f %10.2f %10.2f  %s | %s\n", p,
-                   to_string(static_cast<Collective>(static_cast<int>(x[0]))), x[1], x[2], x[3],
-                   x[4], x[5], x[6], counts(x + 7, threads).c_str(),
-                   counts(x + 7 + threads, threads).c_str());
+      std::fprintf(stderr,
+                   "%7zu %-20s %9.0f %10.2f %10.2f %10.2f %10.2f %10.2f %9.0f %10.2f %10.2f  %s | "
+                   "%s\n",
+                   p, to_string(static_cast<Collective>(static_cast<int>(x[0]))), x[1], x[2], x[3],
+                   x[4], x[5], x[6], x[7], x[8], x[9], counts(x + fields, threads).c_str(),
+                   counts(x + fields + threads, threads).c_str());
     }
   }
 }

@@ -34,6 +34,10 @@ struct StatsCounters {
   std::atomic<std::uint64_t> delta_ns{0};      // sum of mean |a_i - mean a|
   std::atomic<std::uint64_t> omega_ns{0};      // sum of max a - min a
   std::atomic<std::uint64_t> omega_max_ns{0};  // largest max a - min a
+  // Nonblocking calls and persistent rounds of this thread.
+  std::atomic<std::uint64_t> posted{0};
+  std::atomic<std::uint64_t> posted_span_ns{0};  // sum of completion - start
+  std::atomic<std::uint64_t> posted_wait_ns{0};  // sum of the time inside test() and wait()
 };
 
 class Telemetry {
@@ -50,6 +54,11 @@ class Telemetry {
   // process has announced it (a call led by arrival may be left before: then this thread
   // spent no time after the last arrival and cannot see the spread of the arrivals).
   void exit(int me, Collective c, std::uint64_t call, bool all_arrived) noexcept;
+
+  // Thread me completed a nonblocking call (or persistent round) of kind c, started span_ns
+  // ago, having spent wait_ns of that inside test() and wait().
+  void posted_done(int me, Collective c, std::int64_t span_ns, std::int64_t wait_ns) noexcept;
+  static std::int64_t now() noexcept;
 
   // The counters so far, of this process (`process`).
   TeamStats stats(int process) const;

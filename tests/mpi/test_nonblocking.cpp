@@ -479,3 +479,33 @@ TEST(Nonblocking, PersistentStartWhileActiveIsAnError) {
   });
   EXPECT_TRUE(refused);
 }
+
+// Telemetry counts nonblocking calls apart from blocking ones, with their span and wait.
+TEST(Nonblocking, TelemetryCountsNonblockingCalls) {
+  tlc::TeamOptions options = test_options(2);
+  options.stats = true;
+  tlc::Team team(MPI_COMM_WORLD, options);
+  team.run([&](tlc::Thread& me) {
+    std::vector<T> buf(4, 1);
+    for (int i = 0; i < 10; ++i) {
+      auto r = me.iallreduce(buf);
+      r.wait();
+    }
+    auto p = me.allreduce_init(buf);
+    for (int i = 0; i < 5; ++i) {
+      p.start();
+      while (!p.test()) {
+      }
+    }
+    me.allreduce(buf);
+  });
+  const tlc::TeamStats stats = team.stats();
+  const tlc::CollectiveStats* allreduce = nullptr;
+  for (const auto& k : stats.collectives)
+    if (k.collective == tlc::Collective::allreduce) allreduce = &k;
+  ASSERT_NE(allreduce, nullptr);
+  EXPECT_EQ(allreduce->calls, 1u);
+  EXPECT_EQ(allreduce->nonblocking_calls, 15u);
+  EXPECT_GT(allreduce->mean_nonblocking_span_us, 0.0);
+  EXPECT_LE(allreduce->mean_nonblocking_wait_us, allreduce->mean_nonblocking_span_us);
+}
