@@ -28,6 +28,7 @@ struct PostedAccess;
 class TLC_API Request {
  public:
   Request() noexcept = default;
+  /// Takes other's call; other becomes inactive.
   Request(Request&& other) noexcept;
   /// Waits for the request held before (as the destructor does), then takes other's.
   Request& operator=(Request&& other) noexcept;
@@ -70,6 +71,7 @@ TLC_API std::size_t wait_any(std::span<Request> requests);
 class TLC_API Persistent {
  public:
   Persistent() noexcept = default;
+  /// Takes other's call; other becomes empty.
   Persistent(Persistent&& other) noexcept;
   /// Waits for an active round of the call held before, then takes other's.
   Persistent& operator=(Persistent&& other) noexcept;

@@ -312,69 +312,86 @@ class TLC_API Thread {
   // checked as for the blocking call: a thread's own bad arguments throw at once (and fail the
   // call on the other threads, whose requests then throw). Buffers and count arrays must stay
   // valid and untouched until the request completes.
+  /// Nonblocking barrier: the arguments of barrier; completes through the tlc::Request.
   Request ibarrier() { return start(barrier_call); }
+  /// Persistent barrier: the arguments of barrier, set up once; tlc::Persistent::start runs it.
   Persistent barrier_init() { return persist(barrier_call); }
+  /// Nonblocking bcast: the arguments of bcast; completes through the tlc::Request.
   template <MutableElementRange Buf>
   Request ibcast(Buf&& buf, int root) {
     return start(bcast_call(buf_span(buf), root));
   }
+  /// Persistent bcast: the arguments of bcast, set up once; tlc::Persistent::start runs it.
   template <MutableElementRange Buf>
   Persistent bcast_init(Buf&& buf, int root) {
     return persist(bcast_call(buf_span(buf), root));
   }
+  /// Nonblocking reduce: the arguments of reduce; completes through the tlc::Request.
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv> Request ireduce(Send&& send, Recv&& recv, int root,
                                                     Op op = {}) {
     return start(reduction(Collective::reduce, send_span(send), buf_span(recv), root, op), {}, op);
   }
+  /// Persistent reduce: the arguments of reduce, set up once; tlc::Persistent::start runs it.
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv> Persistent reduce_init(Send&& send, Recv&& recv, int root,
                                                            Op op = {}) {
     return persist(reduction(Collective::reduce, send_span(send), buf_span(recv), root, op), {},
                    op);
   }
+  /// Nonblocking reduce: the arguments of reduce; completes through the tlc::Request.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Request ireduce(Buf&& buf, int root, Op op = {}) {
     return start(in_place_reduction(Collective::reduce, buf_span(buf), root, op), {}, op);
   }
+  /// Persistent reduce: the arguments of reduce, set up once; tlc::Persistent::start runs it.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Persistent reduce_init(Buf&& buf, int root, Op op = {}) {
     return persist(in_place_reduction(Collective::reduce, buf_span(buf), root, op), {}, op);
   }
+  /// Nonblocking allreduce: the arguments of allreduce; completes through the tlc::Request.
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv> Request iallreduce(Send&& send, Recv&& recv, Op op = {}) {
     return start(reduction(Collective::allreduce, send_span(send), buf_span(recv), -1, op), {}, op);
   }
+  /// Persistent allreduce: the arguments of allreduce, set up once; tlc::Persistent::start runs it.
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv> Persistent allreduce_init(Send&& send, Recv&& recv,
                                                               Op op = {}) {
     return persist(reduction(Collective::allreduce, send_span(send), buf_span(recv), -1, op), {},
                    op);
   }
+  /// Nonblocking allreduce: the arguments of allreduce; completes through the tlc::Request.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Request iallreduce(Buf&& buf, Op op = {}) {
     return start(in_place_reduction(Collective::allreduce, buf_span(buf), -1, op), {}, op);
   }
+  /// Persistent allreduce: the arguments of allreduce, set up once; tlc::Persistent::start runs it.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Persistent allreduce_init(Buf&& buf, Op op = {}) {
     return persist(in_place_reduction(Collective::allreduce, buf_span(buf), -1, op), {}, op);
   }
+  /// Nonblocking allgather: the arguments of allgather; completes through the tlc::Request.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Request iallgather(Send&& send, Recv&& recv) {
     return start(movement(Collective::allgather, send_span(send), buf_span(recv), -1));
   }
+  /// Persistent allgather: the arguments of allgather, set up once; tlc::Persistent::start runs it.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Persistent allgather_init(Send&& send, Recv&& recv) {
     return persist(movement(Collective::allgather, send_span(send), buf_span(recv), -1));
   }
+  /// Nonblocking allgather: the arguments of allgather; completes through the tlc::Request.
   template <MutableElementRange Buf>
   Request iallgather(Buf&& buf) {
     return start(in_place_movement(Collective::allgather, buf_span(buf), -1));
   }
+  /// Persistent allgather: the arguments of allgather, set up once; tlc::Persistent::start runs it.
   template <MutableElementRange Buf>
   Persistent allgather_init(Buf&& buf) {
     return persist(in_place_movement(Collective::allgather, buf_span(buf), -1));
   }
+  /// Nonblocking allgatherv: the arguments of allgatherv; completes through the tlc::Request.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Request iallgatherv(Send&& send, Recv&& recv,
                                                         std::span<const std::size_t> counts,
@@ -382,6 +399,8 @@ class TLC_API Thread {
     auto call = movement(Collective::allgatherv, send_span(send), buf_span(recv), -1);
     return start(call, detail::VariantLayout{{}, {}, counts, displs});
   }
+  /// Persistent allgatherv: the arguments of allgatherv, set up once; tlc::Persistent::start runs
+  /// it.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Persistent
   allgatherv_init(Send&& send, Recv&& recv, std::span<const std::size_t> counts,
@@ -389,34 +408,42 @@ class TLC_API Thread {
     auto call = movement(Collective::allgatherv, send_span(send), buf_span(recv), -1);
     return persist(call, detail::VariantLayout{{}, {}, counts, displs});
   }
+  /// Nonblocking allgatherv: the arguments of allgatherv; completes through the tlc::Request.
   template <MutableElementRange Buf>
   Request iallgatherv(Buf&& buf, std::span<const std::size_t> counts,
                       std::span<const std::size_t> displs) {
     auto call = in_place_movement(Collective::allgatherv, buf_span(buf), -1);
     return start(call, detail::VariantLayout{{}, {}, counts, displs});
   }
+  /// Persistent allgatherv: the arguments of allgatherv, set up once; tlc::Persistent::start runs
+  /// it.
   template <MutableElementRange Buf>
   Persistent allgatherv_init(Buf&& buf, std::span<const std::size_t> counts,
                              std::span<const std::size_t> displs) {
     auto call = in_place_movement(Collective::allgatherv, buf_span(buf), -1);
     return persist(call, detail::VariantLayout{{}, {}, counts, displs});
   }
+  /// Nonblocking gather: the arguments of gather; completes through the tlc::Request.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Request igather(Send&& send, Recv&& recv, int root) {
     return start(movement(Collective::gather, send_span(send), buf_span(recv), root));
   }
+  /// Persistent gather: the arguments of gather, set up once; tlc::Persistent::start runs it.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Persistent gather_init(Send&& send, Recv&& recv, int root) {
     return persist(movement(Collective::gather, send_span(send), buf_span(recv), root));
   }
+  /// Nonblocking gather: the arguments of gather; completes through the tlc::Request.
   template <MutableElementRange Recv>
   Request igather(in_place_t, Recv&& recv, int root) {
     return start(in_place_movement(Collective::gather, buf_span(recv), root));
   }
+  /// Persistent gather: the arguments of gather, set up once; tlc::Persistent::start runs it.
   template <MutableElementRange Recv>
   Persistent gather_init(in_place_t, Recv&& recv, int root) {
     return persist(in_place_movement(Collective::gather, buf_span(recv), root));
   }
+  /// Nonblocking gatherv: the arguments of gatherv; completes through the tlc::Request.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Request igatherv(Send&& send, Recv&& recv,
                                                      std::span<const std::size_t> counts,
@@ -425,6 +452,7 @@ class TLC_API Thread {
     auto call = movement(Collective::gatherv, send_span(send), buf_span(recv), root);
     return start(call, detail::VariantLayout{{}, {}, counts, displs});
   }
+  /// Persistent gatherv: the arguments of gatherv, set up once; tlc::Persistent::start runs it.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Persistent gatherv_init(Send&& send, Recv&& recv,
                                                             std::span<const std::size_t> counts,
@@ -433,34 +461,41 @@ class TLC_API Thread {
     auto call = movement(Collective::gatherv, send_span(send), buf_span(recv), root);
     return persist(call, detail::VariantLayout{{}, {}, counts, displs});
   }
+  /// Nonblocking gatherv: the arguments of gatherv; completes through the tlc::Request.
   template <MutableElementRange Recv>
   Request igatherv(in_place_t, Recv&& recv, std::span<const std::size_t> counts,
                    std::span<const std::size_t> displs, int root) {
     auto call = in_place_movement(Collective::gatherv, buf_span(recv), root);
     return start(call, detail::VariantLayout{{}, {}, counts, displs});
   }
+  /// Persistent gatherv: the arguments of gatherv, set up once; tlc::Persistent::start runs it.
   template <MutableElementRange Recv>
   Persistent gatherv_init(in_place_t, Recv&& recv, std::span<const std::size_t> counts,
                           std::span<const std::size_t> displs, int root) {
     auto call = in_place_movement(Collective::gatherv, buf_span(recv), root);
     return persist(call, detail::VariantLayout{{}, {}, counts, displs});
   }
+  /// Nonblocking scatter: the arguments of scatter; completes through the tlc::Request.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Request iscatter(Send&& send, Recv&& recv, int root) {
     return start(movement(Collective::scatter, send_span(send), buf_span(recv), root));
   }
+  /// Persistent scatter: the arguments of scatter, set up once; tlc::Persistent::start runs it.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Persistent scatter_init(Send&& send, Recv&& recv, int root) {
     return persist(movement(Collective::scatter, send_span(send), buf_span(recv), root));
   }
+  /// Nonblocking scatter: the arguments of scatter; completes through the tlc::Request.
   template <ElementRange Send>
   Request iscatter(Send&& send, in_place_t, int root) {
     return start(scatter_in_place_call(Collective::scatter, send_span(send), root));
   }
+  /// Persistent scatter: the arguments of scatter, set up once; tlc::Persistent::start runs it.
   template <ElementRange Send>
   Persistent scatter_init(Send&& send, in_place_t, int root) {
     return persist(scatter_in_place_call(Collective::scatter, send_span(send), root));
   }
+  /// Nonblocking scatterv: the arguments of scatterv; completes through the tlc::Request.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Request iscatterv(Send&& send,
                                                       std::span<const std::size_t> counts,
@@ -469,6 +504,7 @@ class TLC_API Thread {
     auto call = movement(Collective::scatterv, send_span(send), buf_span(recv), root);
     return start(call, detail::VariantLayout{counts, displs, {}, {}});
   }
+  /// Persistent scatterv: the arguments of scatterv, set up once; tlc::Persistent::start runs it.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Persistent scatterv_init(Send&& send,
                                                              std::span<const std::size_t> counts,
@@ -477,34 +513,41 @@ class TLC_API Thread {
     auto call = movement(Collective::scatterv, send_span(send), buf_span(recv), root);
     return persist(call, detail::VariantLayout{counts, displs, {}, {}});
   }
+  /// Nonblocking scatterv: the arguments of scatterv; completes through the tlc::Request.
   template <ElementRange Send>
   Request iscatterv(Send&& send, std::span<const std::size_t> counts,
                     std::span<const std::size_t> displs, in_place_t, int root) {
     auto call = scatter_in_place_call(Collective::scatterv, send_span(send), root);
     return start(call, detail::VariantLayout{counts, displs, {}, {}});
   }
+  /// Persistent scatterv: the arguments of scatterv, set up once; tlc::Persistent::start runs it.
   template <ElementRange Send>
   Persistent scatterv_init(Send&& send, std::span<const std::size_t> counts,
                            std::span<const std::size_t> displs, in_place_t, int root) {
     auto call = scatter_in_place_call(Collective::scatterv, send_span(send), root);
     return persist(call, detail::VariantLayout{counts, displs, {}, {}});
   }
+  /// Nonblocking alltoall: the arguments of alltoall; completes through the tlc::Request.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Request ialltoall(Send&& send, Recv&& recv) {
     return start(movement(Collective::alltoall, send_span(send), buf_span(recv), -1));
   }
+  /// Persistent alltoall: the arguments of alltoall, set up once; tlc::Persistent::start runs it.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Persistent alltoall_init(Send&& send, Recv&& recv) {
     return persist(movement(Collective::alltoall, send_span(send), buf_span(recv), -1));
   }
+  /// Nonblocking alltoall: the arguments of alltoall; completes through the tlc::Request.
   template <MutableElementRange Buf>
   Request ialltoall(Buf&& buf) {
     return start(in_place_movement(Collective::alltoall, buf_span(buf), -1));
   }
+  /// Persistent alltoall: the arguments of alltoall, set up once; tlc::Persistent::start runs it.
   template <MutableElementRange Buf>
   Persistent alltoall_init(Buf&& buf) {
     return persist(in_place_movement(Collective::alltoall, buf_span(buf), -1));
   }
+  /// Nonblocking alltoallv: the arguments of alltoallv; completes through the tlc::Request.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Request ialltoallv(Send&& send,
                                                        std::span<const std::size_t> send_counts,
@@ -515,6 +558,7 @@ class TLC_API Thread {
     auto call = movement(Collective::alltoallv, send_span(send), buf_span(recv), -1);
     return start(call, detail::VariantLayout{send_counts, send_displs, recv_counts, recv_displs});
   }
+  /// Persistent alltoallv: the arguments of alltoallv, set up once; tlc::Persistent::start runs it.
   template <ElementRange Send, MutableElementRange Recv>
   requires SameElements<Send, Recv> Persistent alltoallv_init(
       Send&& send, std::span<const std::size_t> send_counts,
@@ -523,6 +567,8 @@ class TLC_API Thread {
     auto call = movement(Collective::alltoallv, send_span(send), buf_span(recv), -1);
     return persist(call, detail::VariantLayout{send_counts, send_displs, recv_counts, recv_displs});
   }
+  /// Nonblocking reduce_scatter_block: the arguments of reduce_scatter_block; completes through the
+  /// tlc::Request.
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv> Request ireduce_scatter_block(Send&& send, Recv&& recv,
                                                                   Op op = {}) {
@@ -530,6 +576,8 @@ class TLC_API Thread {
         reduction(Collective::reduce_scatter_block, send_span(send), buf_span(recv), -1, op), {},
         op);
   }
+  /// Persistent reduce_scatter_block: the arguments of reduce_scatter_block, set up once;
+  /// tlc::Persistent::start runs it.
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv> Persistent reduce_scatter_block_init(Send&& send, Recv&& recv,
                                                                          Op op = {}) {
@@ -537,44 +585,56 @@ class TLC_API Thread {
         reduction(Collective::reduce_scatter_block, send_span(send), buf_span(recv), -1, op), {},
         op);
   }
+  /// Nonblocking reduce_scatter_block: the arguments of reduce_scatter_block; completes through the
+  /// tlc::Request.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Request ireduce_scatter_block(Buf&& buf, Op op = {}) {
     return start(in_place_reduction(Collective::reduce_scatter_block, buf_span(buf), -1, op), {},
                  op);
   }
+  /// Persistent reduce_scatter_block: the arguments of reduce_scatter_block, set up once;
+  /// tlc::Persistent::start runs it.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Persistent reduce_scatter_block_init(Buf&& buf, Op op = {}) {
     return persist(in_place_reduction(Collective::reduce_scatter_block, buf_span(buf), -1, op), {},
                    op);
   }
+  /// Nonblocking scan: the arguments of scan; completes through the tlc::Request.
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv> Request iscan(Send&& send, Recv&& recv, Op op = {}) {
     return start(reduction(Collective::scan, send_span(send), buf_span(recv), -1, op), {}, op);
   }
+  /// Persistent scan: the arguments of scan, set up once; tlc::Persistent::start runs it.
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv> Persistent scan_init(Send&& send, Recv&& recv, Op op = {}) {
     return persist(reduction(Collective::scan, send_span(send), buf_span(recv), -1, op), {}, op);
   }
+  /// Nonblocking scan: the arguments of scan; completes through the tlc::Request.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Request iscan(Buf&& buf, Op op = {}) {
     return start(in_place_reduction(Collective::scan, buf_span(buf), -1, op), {}, op);
   }
+  /// Persistent scan: the arguments of scan, set up once; tlc::Persistent::start runs it.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Persistent scan_init(Buf&& buf, Op op = {}) {
     return persist(in_place_reduction(Collective::scan, buf_span(buf), -1, op), {}, op);
   }
+  /// Nonblocking exscan: the arguments of exscan; completes through the tlc::Request.
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv> Request iexscan(Send&& send, Recv&& recv, Op op = {}) {
     return start(reduction(Collective::exscan, send_span(send), buf_span(recv), -1, op), {}, op);
   }
+  /// Persistent exscan: the arguments of exscan, set up once; tlc::Persistent::start runs it.
   template <ElementRange Send, MutableElementRange Recv, class Op = std::plus<>>
   requires SameElements<Send, Recv> Persistent exscan_init(Send&& send, Recv&& recv, Op op = {}) {
     return persist(reduction(Collective::exscan, send_span(send), buf_span(recv), -1, op), {}, op);
   }
+  /// Nonblocking exscan: the arguments of exscan; completes through the tlc::Request.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Request iexscan(Buf&& buf, Op op = {}) {
     return start(in_place_reduction(Collective::exscan, buf_span(buf), -1, op), {}, op);
   }
+  /// Persistent exscan: the arguments of exscan, set up once; tlc::Persistent::start runs it.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Persistent exscan_init(Buf&& buf, Op op = {}) {
     return persist(in_place_reduction(Collective::exscan, buf_span(buf), -1, op), {}, op);

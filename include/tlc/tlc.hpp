@@ -8,6 +8,7 @@
 #include <tlc/ops.hpp>
 #include <tlc/options.hpp>
 #include <tlc/region.hpp>
+#include <tlc/request.hpp>
 #include <tlc/stats.hpp>
 #include <tlc/team.hpp>
 #include <tlc/thread.hpp>
