@@ -16,11 +16,11 @@ PostedCall::PostedCall(TeamImpl& team_, bool persistent_)
     : team(team_),
       persistent(persistent_),
       alive(team_.alive_token()),
-      entries(static_cast<std::size_t>(team_.threads())) {}
+      entries(static_cast<std::size_t>(team_.threads())),
+      round_sequence(static_cast<std::size_t>(team_.threads()), 0) {}
 
 void PostedCalls::prepare(int threads, int limit) {
-  next_sequence_.assign(static_cast<std::size_t>(threads), 0);
-  in_progress_.assign(static_cast<std::size_t>(threads), 0);
+  threads_.assign(static_cast<std::size_t>(threads), Counters{});
   limit_ = limit;
 }
 
@@ -28,18 +28,38 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
                                                std::shared_ptr<PostedCall> persistent,
                                                std::uint64_t round) {
   const auto i = static_cast<std::size_t>(me);
+  if (persistent && round > 0) {
+    // A round of a persistent call: the call is known, so no lookup and no lock; only this
+    // thread touches its own counters.
+    if (threads_[i].in_progress >= limit_) throw_too_many(team, me, threads_[i].in_progress);
+    const std::uint64_t sequence = ++threads_[i].started;
+    persistent->round_sequence[i] = sequence;
+    ++threads_[i].in_progress;
+    if (persistent->round_arrivals.fetch_add(1, std::memory_order_acq_rel) + 1 == team.threads()) {
+      persistent->round_arrivals.store(0, std::memory_order_relaxed);
+      for (std::uint64_t s : persistent->round_sequence)
+        if (s != sequence) {
+          fail(*persistent, round,
+               std::make_exception_ptr(
+                   Error(Errc::mismatch,
+                         "tlc: threads started a persistent call at different places "
+                         "of their order (other calls between their starts differ)")));
+          if (team.processes() > 1) team.abort("threads started nonblocking calls out of order");
+          return persistent;
+        }
+      pack_and_post(team, persistent, sequence, round);
+    }
+    return persistent;
+  }
   const bool counts = round > 0 && entry.invalid.empty();
   std::shared_ptr<PostedCall> call;
   std::uint64_t sequence = 0;
   bool last = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (counts && in_progress_[i] >= limit_)
-      throw Error(Errc::invalid_argument,
-                  "tlc: " + team.who(me) + " has " + std::to_string(in_progress_[i]) +
-                      " nonblocking calls in progress, the limit (TeamOptions::max_requests, "
-                      "TLC_MAX_REQUESTS); complete some before starting more");
-    sequence = ++next_sequence_[i];
+    if (counts && threads_[i].in_progress >= limit_)
+      throw_too_many(team, me, threads_[i].in_progress);
+    sequence = ++threads_[i].started;
     const Kind kind = round == 0 ? Kind::init : persistent ? Kind::round : Kind::nonblocking;
     bool mismatch = false;
     auto it = open_.find(sequence);
@@ -57,8 +77,9 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
                                     " started a different call (nonblocking, persistent or a "
                                     "persistent init) than other threads at the same place of "
                                     "their order"));
+      // The order of the team's posted calls is lost (the place stays open): abort.
       fail(*call, std::max<std::uint64_t>(round, 1), error);
-      if (team.processes() > 1) team.abort("threads started different nonblocking calls");
+      team.abort("threads started different nonblocking calls at the same place of their order");
       std::rethrow_exception(error);
     }
     if (!persistent || round == 0) {
@@ -71,7 +92,7 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
                                ? &stored.layout
                                : nullptr;
     }
-    if (counts) ++in_progress_[i];
+    if (counts) ++threads_[i].in_progress;
     if (++it->second.arrived == team.threads()) {
       open_.erase(it);
       last = true;
@@ -82,8 +103,14 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
 }
 
 void PostedCalls::finished(int me) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
-  --in_progress_[static_cast<std::size_t>(me)];
+  --threads_[static_cast<std::size_t>(me)].in_progress;
+}
+
+void PostedCalls::throw_too_many(TeamImpl& team, int me, int in_progress) {
+  throw Error(Errc::invalid_argument,
+              "tlc: " + team.who(me) + " has " + std::to_string(in_progress) +
+                  " nonblocking calls in progress, the limit (TeamOptions::max_requests, "
+                  "TLC_MAX_REQUESTS); complete some before starting more");
 }
 
 void PostedCalls::fail(PostedCall& call, std::uint64_t round, std::exception_ptr error) {
@@ -95,17 +122,58 @@ void PostedCalls::fail(PostedCall& call, std::uint64_t round, std::exception_ptr
 void PostedCalls::pack_and_post(TeamImpl& team, const std::shared_ptr<PostedCall>& call,
                                 std::uint64_t sequence, std::uint64_t round) {
   std::exception_ptr failure;
+  int tasks = 0;
   try {
-    if (round == 0) return advance_order(team, sequence, {});  // an init: nothing to run
+    if (round == 0) {  // an init: nothing to run; its bad arguments fail every round
+      for (int t = 0; t < team.threads(); ++t)
+        if (const std::string& why = call->entries[static_cast<std::size_t>(t)].invalid;
+            !why.empty())
+          fail(*call, ~std::uint64_t{0},
+               std::make_exception_ptr(
+                   Error(Errc::invalid_argument,
+                         "tlc: " + team.who(t) + ": " + why + " (in the persistent call's init)")));
+      return advance_order(team, sequence, {});
+    }
     call->round = round;
     for (int t = 0; t < team.threads(); ++t)
       if (const std::string& why = call->entries[static_cast<std::size_t>(t)].invalid; !why.empty())
         throw Error(Errc::invalid_argument, "tlc: " + team.who(t) + ": " + why);
-    posted::pack(*call);
+    tasks = posted::prepare(*call);
   } catch (...) {
     failure = std::current_exception();
   }
-  advance_order(team, sequence, Packed{call, round, failure});
+  if (failure || tasks == 0) return advance_order(team, sequence, Packed{call, round, failure});
+  call->pack_tasks = tasks;
+  call->pack_sequence = sequence;
+  call->pack_failure = nullptr;
+  call->next_task.store(0, std::memory_order_relaxed);
+  call->done_tasks.store(0, std::memory_order_relaxed);
+  call->packing.store(round, std::memory_order_release);
+  if (tasks > 1) team.waiter().notify();  // threads waiting for the call may help
+  help_pack(*call, round);
+}
+
+void PostedCalls::help_pack(PostedCall& call, std::uint64_t round) {
+  int done = 0;
+  for (int task = call.next_task.fetch_add(1, std::memory_order_acq_rel); task < call.pack_tasks;
+       task = call.next_task.fetch_add(1, std::memory_order_acq_rel)) {
+    try {
+      posted::pack_task(call, task);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(call.pack_failure_mutex);
+      if (!call.pack_failure) call.pack_failure = std::current_exception();
+    }
+    ++done;
+  }
+  if (done > 0 &&
+      call.done_tasks.fetch_add(done, std::memory_order_acq_rel) + done == call.pack_tasks) {
+    std::exception_ptr failure;
+    {
+      std::lock_guard<std::mutex> lock(call.pack_failure_mutex);
+      failure = call.pack_failure;
+    }
+    advance_order(call.team, call.pack_sequence, Packed{call.shared_from_this(), round, failure});
+  }
 }
 
 void PostedCalls::advance_order(TeamImpl& team, std::uint64_t sequence, Packed packed) {
@@ -170,10 +238,17 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
     if (team.processes() == 1 || call.posted.load(std::memory_order_acquire) < round) {
       // Threads of this process have not started the call yet (or an earlier call of the order
       // has not been posted): block politely.
+      if (call.packing.load(std::memory_order_acquire) == round &&
+          call.next_task.load(std::memory_order_relaxed) < call.pack_tasks) {
+        team.posted().help_pack(call, round);
+        continue;
+      }
       team.waiter().wait(
           [&] {
             return call.posted.load(std::memory_order_acquire) >= round ||
-                   call.failed.load(std::memory_order_acquire) >= round;
+                   call.failed.load(std::memory_order_acquire) >= round ||
+                   (call.packing.load(std::memory_order_acquire) == round &&
+                    call.next_task.load(std::memory_order_relaxed) < call.pack_tasks);
           },
           [&] {
             return std::string("threads of process ") + std::to_string(team.process()) +

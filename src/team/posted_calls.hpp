@@ -50,7 +50,7 @@ struct PostedEntry {
 
 // The shared state of one posted call of the threads of this process. A nonblocking call has
 // one round; a persistent call one per start.
-class PostedCall {
+class PostedCall : public std::enable_shared_from_this<PostedCall> {
  public:
   PostedCall(TeamImpl& team, bool persistent);
   PostedCall(const PostedCall&) = delete;
@@ -67,6 +67,19 @@ class PostedCall {
   // has none), ready (the process's result is in staging) or failed once the value reaches r.
   std::atomic<std::uint64_t> posted{0}, ready{0}, failed{0};
   std::exception_ptr error;  // of the failed round (written before `failed`)
+
+  // The pack of the current round, in tasks that threads waiting for the call take too.
+  std::atomic<std::uint64_t> packing{0};  // the round whose tasks are handed out
+  int pack_tasks = 0;
+  std::uint64_t pack_sequence = 0;
+  std::atomic<int> next_task{0}, done_tasks{0};
+  std::mutex pack_failure_mutex;
+  std::exception_ptr pack_failure;
+
+  // Persistent rounds: the threads that started the current one, and the place of each
+  // thread's order at which it did (they must agree).
+  std::atomic<int> round_arrivals{0};
+  std::vector<std::uint64_t> round_sequence;
 
   // What the schedule keeps between its steps (algo/posted/schedule.hpp).
   std::mutex progress;  // one thread at a time tests the MPI operation
@@ -101,12 +114,16 @@ class PostedCalls {
   static void wait(PostedCall& call, std::uint64_t round, int me);
   // Whether round of call has completed or failed, after one test of its MPI operation.
   static bool advance(PostedCall& call, std::uint64_t round);
+  // Takes pack tasks of round of call while there are any; the thread that finishes the last
+  // one posts the call.
+  void help_pack(PostedCall& call, std::uint64_t round);
 
  private:
   // The last arriver's step: pack, then post in the order of the calls.
   void pack_and_post(TeamImpl& team, const std::shared_ptr<PostedCall>& call,
                      std::uint64_t sequence, std::uint64_t round);
   static void fail(PostedCall& call, std::uint64_t round, std::exception_ptr error);
+  [[noreturn]] static void throw_too_many(TeamImpl& team, int me, int in_progress);
   struct Packed {
     std::shared_ptr<PostedCall> call;  // null: a persistent init, which posts nothing
     std::uint64_t round = 0;
@@ -117,8 +134,12 @@ class PostedCalls {
   void advance_order(TeamImpl& team, std::uint64_t sequence, Packed packed);
 
   std::mutex mutex_;
-  std::vector<std::uint64_t> next_sequence_;  // per thread: its calls started so far
-  std::vector<int> in_progress_;              // per thread
+  // Per thread, written by that thread only (a cache line each).
+  struct alignas(64) Counters {
+    std::uint64_t started = 0;  // its calls started so far: the place of the next in its order
+    int in_progress = 0;
+  };
+  std::vector<Counters> threads_;
   // What a place of the threads' order holds: a nonblocking call, a persistent init, or a round
   // of a persistent call; threads that disagree about it fail the call.
   enum class Kind { nonblocking, init, round };

@@ -25,7 +25,8 @@ function(check_exports library)
   # The top-level names of include/tlc/ that the library defines out of line. A new public class
   # or function belongs here too: the list is the reviewed ABI.
   set(_public "Environment|Error|TeamAborted|Team|Thread|Region|Topology|Placement|algorithms|"
-              "select_algorithm|mpi_lane_parallelism|current_thread|pin_current_thread|to_string")
+              "select_algorithm|mpi_lane_parallelism|current_thread|pin_current_thread|to_string|"
+              "Request|Persistent|wait_all|wait_any|start_all")
   string(JOIN "" _public ${_public})
   set(_internal_detail "")
   set(_unexpected "")

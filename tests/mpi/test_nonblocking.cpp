@@ -509,3 +509,55 @@ TEST(Nonblocking, TelemetryCountsNonblockingCalls) {
   EXPECT_GT(allreduce->mean_nonblocking_span_us, 0.0);
   EXPECT_LE(allreduce->mean_nonblocking_wait_us, allreduce->mean_nonblocking_span_us);
 }
+
+// A persistent init with bad arguments on one thread fails every round on every thread (the
+// others do not wait for a thread that never starts one).
+TEST(Nonblocking, PersistentInitWithBadArgumentsFailsEveryThread) {
+  tlc::Team team(MPI_COMM_WORLD, test_options(2));
+  std::vector<std::string> errors(2);
+  team.run([&](tlc::Thread& me) {
+    std::vector<T> send(4, 1), recv(me.local_index() == 0 ? 3 : 4);
+    try {
+      auto p = me.allreduce_init(send, recv);
+      p.start();
+      p.wait();
+    } catch (const tlc::TeamAborted& e) {
+      errors[static_cast<std::size_t>(me.local_index())] = std::string("aborted: ") + e.what();
+    } catch (const tlc::Error& e) {
+      errors[static_cast<std::size_t>(me.local_index())] = e.what();
+    }
+  });
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("receive buffer"), std::string::npos) << e;
+    EXPECT_EQ(e.find("TLC_TIMEOUT"), std::string::npos) << e;
+  }
+}
+
+// Threads that start different kinds of calls at one place of their order (a nonblocking call
+// and a persistent init) get an error and the team aborts: nothing waits for a place that
+// can no longer be filled.
+TEST(Nonblocking, DifferentCallsAtOnePlaceAbortTheTeam) {
+  tlc::Team team(MPI_COMM_WORLD, test_options(2));
+  std::vector<std::string> errors(2);
+  try {
+    team.run([&](tlc::Thread& me) {
+      try {
+        if (me.local_index() == 0) {
+          me.ibarrier().wait();
+        } else {
+          auto p = me.barrier_init();
+        }
+        std::vector<T> x(2, 1);
+        me.iallreduce(x).wait();
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(me.local_index())] = e.what();
+        throw;
+      }
+    });
+  } catch (const std::exception&) {
+  }
+  for (const std::string& e : errors) {
+    EXPECT_FALSE(e.empty());
+    EXPECT_EQ(e.find("TLC_TIMEOUT"), std::string::npos) << e;
+  }
+}

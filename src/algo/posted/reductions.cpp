@@ -12,6 +12,7 @@
 //     before it (exscan), lower ranks on the left.
 // Rank order is kept throughout, so non-commutative ops and the bitwise result of a fixed team
 // shape hold as in the blocking forms.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -36,39 +37,90 @@ std::vector<const void*> contributions(const PostedCall& call) {
 
 }  // namespace
 
-void pack_reduction(PostedCall& call) {
+// Elements of the reduction a pack covers (reduce_scatter_block: every rank's block).
+std::size_t pack_elements(const PostedCall& call) {
+  const Call& c = first_call(call);
+  const std::size_t n = call.entries[0].count;
+  return c.collective == Collective::reduce_scatter_block
+             ? n * static_cast<std::size_t>(call.team.size())
+             : n;
+}
+
+// With one process, reduce, allreduce, scan and exscan write the outputs in their pack.
+bool outputs_in_pack(const PostedCall& call) {
+  return call.team.processes() == 1 &&
+         first_call(call).collective != Collective::reduce_scatter_block;
+}
+
+// The pack's slices: at least a few pages each (smaller ones cost more to hand out than they
+// save), at most one per thread.
+int task_count(const PostedCall& call) {
+  constexpr std::size_t slice_bytes = 64 * 1024;
+  const std::size_t bytes = pack_elements(call) * element_bytes(call);
+  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(call.team.threads()),
+                                                std::max<std::size_t>(1, bytes / slice_bytes)));
+}
+
+int prepare_reduction(PostedCall& call) {
   TeamImpl& team = call.team;
   const Call& c = first_call(call);
   const std::size_t e = element_bytes(call), n = call.entries[0].count;
   const auto threads = static_cast<std::size_t>(team.threads());
+  const std::size_t elements = pack_elements(call);
+  const bool scans = c.collective == Collective::scan || c.collective == Collective::exscan;
+  if (!outputs_in_pack(call)) {
+    call.in.resize((scans ? threads : 1) * elements * e);
+    if (scans) call.out.resize(n * e);
+  }
+  if (c.collective == Collective::reduce_scatter_block && team.processes() > 1) {
+    call.out.resize(threads * n * e);
+    call.counts.resize(static_cast<std::size_t>(team.processes()));
+    for (int p = 0; p < team.processes(); ++p)
+      call.counts[static_cast<std::size_t>(p)] =
+          static_cast<MPI_Count>(static_cast<std::size_t>(team.threads_of(p)) * n);
+  }
+  return elements == 0 ? 0 : task_count(call);
+}
+
+void pack_reduction_task(PostedCall& call, int task) {
+  TeamImpl& team = call.team;
+  const Call& c = first_call(call);
+  const std::size_t e = element_bytes(call), n = call.entries[0].count;
+  const auto threads = static_cast<std::size_t>(team.threads());
+  const std::size_t elements = pack_elements(call);
+  const Slice slice = slice_of(elements, e, task, task_count(call));
   const std::vector<const void*> inputs = contributions(call);
+  const bool direct = outputs_in_pack(call);
   switch (c.collective) {
     case Collective::reduce:
     case Collective::allreduce:
     case Collective::reduce_scatter_block: {
-      const std::size_t elements = c.collective == Collective::reduce_scatter_block
-                                       ? n * static_cast<std::size_t>(team.size())
-                                       : n;
-      call.in.resize(elements * e);
-      void* target = call.in.data();
-      reduce_slice_to_all(inputs, std::span<void* const>(&target, 1), e, Slice{0, elements},
-                          c.combine, c.op_object);
-      if (c.collective == Collective::reduce_scatter_block && team.processes() > 1) {
-        call.out.resize(threads * n * e);
-        call.counts.resize(static_cast<std::size_t>(team.processes()));
-        for (int p = 0; p < team.processes(); ++p)
-          call.counts[static_cast<std::size_t>(p)] =
-              static_cast<MPI_Count>(static_cast<std::size_t>(team.threads_of(p)) * n);
+      std::vector<void*> targets;
+      if (!direct) {
+        targets.push_back(call.in.data());
+      } else if (c.collective == Collective::allreduce) {
+        for (const PostedEntry& entry : call.entries) targets.push_back(entry.call.recv);
+      } else {  // reduce, one process: the root's output
+        targets.push_back(
+            call.entries[static_cast<std::size_t>(c.root - team.first_rank())].call.recv);
       }
+      reduce_slice_to_all(inputs, targets, e, slice, c.combine, c.op_object);
       return;
     }
     default: {  // scan, exscan
-      call.in.resize(threads * n * e);
       std::vector<void*> prefixes(threads);
+      if (direct) {
+        for (std::size_t t = 0; t < threads; ++t) prefixes[t] = call.entries[t].call.recv;
+        prefix_slice(inputs, prefixes, e, slice, c.combine, c.op_object,
+                     c.collective == Collective::exscan, nullptr);
+        return;
+      }
       for (std::size_t t = 0; t < threads; ++t) prefixes[t] = call.in.data() + t * n * e;
-      prefix_slice(inputs, prefixes, e, Slice{0, n}, c.combine, c.op_object, false, nullptr);
-      call.out.resize(n * e);
-      if (n) std::memcpy(call.out.data(), prefixes[threads - 1], n * e);
+      prefix_slice(inputs, prefixes, e, slice, c.combine, c.op_object, false, nullptr);
+      if (slice.size())
+        std::memcpy(call.out.data() + slice.begin * e,
+                    static_cast<const std::byte*>(prefixes[threads - 1]) + slice.begin * e,
+                    slice.size() * e);
       return;
     }
   }
@@ -100,6 +152,7 @@ void unpack_reduction(PostedCall& call, int me) {
   const Call& c = mine.call;
   const std::size_t e = c.type.size, n = mine.count, bytes = n * e;
   auto* recv = static_cast<std::byte*>(c.recv);
+  if (outputs_in_pack(call)) return;
   switch (c.collective) {
     case Collective::reduce:
       if (team.global_rank(me) == c.root && bytes) std::memcpy(recv, call.in.data(), bytes);

@@ -33,7 +33,7 @@ std::string differs(const PostedEntry& a, const PostedEntry& b) {
 
 }  // namespace
 
-void pack(PostedCall& call) {
+int prepare(PostedCall& call) {
   TeamImpl& team = call.team;
   for (int t = 1; t < team.threads(); ++t) {
     const std::string why = differs(call.entries[0], call.entries[static_cast<std::size_t>(t)]);
@@ -43,11 +43,12 @@ void pack(PostedCall& call) {
                                       "of their order (" +
                                       why + ")");
   }
-  if (is_reduction(call.entries[0].call.collective))
-    pack_reduction(call);
-  else
-    pack_movement(call);
+  if (is_reduction(call.entries[0].call.collective)) return prepare_reduction(call);
+  pack_movement(call);
+  return 0;
 }
+
+void pack_task(PostedCall& call, int task) { pack_reduction_task(call, task); }
 
 void post(PostedCall& call, ProcessComm& comm) {
   if (is_reduction(call.entries[0].call.collective))

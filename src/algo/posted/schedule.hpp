@@ -1,9 +1,12 @@
 // The schedule of a posted (nonblocking or persistent) collective (team/posted_calls.hpp;
 // docs/design.md section 14), one per collective, in three steps:
-//   pack:   by the last thread of the process to start the call: checks that the threads agree,
-//           then combines (reductions) or gathers (movers) every thread's contribution into the
-//           call's staging memory, in the layout MPI's collective over processes takes. After
-//           it no input is read again.
+//   pack:   started by the last thread of the process to start the call: checks that the
+//           threads agree (prepare), then combines (reductions) or gathers (movers) every
+//           thread's contribution into the call's staging memory, in the layout MPI's collective
+//           over processes takes. The reductions' pack is cut into element slices (tasks) that
+//           threads waiting for the call take too. After it no input is read again. With one
+//           process, reduce, allreduce, scan and exscan write the outputs themselves (as the
+//           blocking sliced algorithm does) and unpack has nothing left to do.
 //   post:   the step between processes, one MPI nonblocking collective on the staging memory
 //           (none with one process).
 //   unpack: by each thread when it finds the call complete: its own output out of staging.
@@ -21,12 +24,15 @@ class ProcessComm;
 
 namespace tlc::detail::posted {
 
-void pack(PostedCall& call);
+// The serial part of pack; returns how many pack tasks remain (0: packed).
+int prepare(PostedCall& call);
+void pack_task(PostedCall& call, int task);
 void post(PostedCall& call, ProcessComm& comm);
 void unpack(PostedCall& call, int me);
 
 // The families (algo/posted/reductions.cpp, algo/posted/movement.cpp).
-void pack_reduction(PostedCall& call);
+int prepare_reduction(PostedCall& call);
+void pack_reduction_task(PostedCall& call, int task);
 void post_reduction(PostedCall& call, ProcessComm& comm);
 void unpack_reduction(PostedCall& call, int me);
 void pack_movement(PostedCall& call);
