@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <tlc/tlc.h>
 #include <tlc/tlc.hpp>
@@ -20,6 +21,17 @@ struct tlc_participant {
   std::optional<tlc::Thread> attached;
   // Set by tlc_abort: thrown when the body returns, which aborts the team.
   std::optional<std::string> abort_message;
+  // The places this thread took in the order of nonblocking calls for calls it rejected
+  // (tlc_ireject): completed (their errors dropped) when later calls start, or waited for when
+  // the participant ends. Declared after `attached`, so destroyed before it.
+  std::vector<tlc::Request> rejected;
+};
+
+// A tlc_request: a nonblocking request, or a persistent call.
+struct tlc_request_object {
+  tlc::Request request;
+  tlc::Persistent persistent;
+  bool is_persistent = false;
 };
 
 namespace tlc::capi {
