@@ -308,6 +308,11 @@ TLC_API tlc_status tlc_startall(size_t n, tlc_request* requests);
  * call, or a nonblocking request that will not be waited for. An active call is waited for first
  * (its buffers are never left in use); an error of that wait is lost. */
 TLC_API tlc_status tlc_request_free(tlc_request* request);
+/** For language bindings built on this interface: memory the binding allocated with malloc for
+ * the call (count arrays it converted) and that must live as long as the call; it is released
+ * with free() when the request is completed (nonblocking) or freed, after the call is done. On
+ * failure (and for TLC_REQUEST_NULL) memory is freed at once. */
+TLC_API tlc_status tlc_request_keep(tlc_request request, void* memory);
 /** Whether the request is a call in progress for this thread: 1 or 0 (0 for TLC_REQUEST_NULL
  * and an inactive persistent call). */
 TLC_API int tlc_request_active(tlc_request request);

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -413,6 +414,10 @@ int tlc_processes(const tlc_participant* me) {
 
 // ---- requests (tlc_request) ----
 
+tlc_kept_memory::~tlc_kept_memory() {
+  for (void* block : blocks) std::free(block);
+}
+
 namespace {
 
 // Completes *request as tlc_wait or a successful tlc_test do: a nonblocking request is released
@@ -537,6 +542,25 @@ tlc_status tlc_request_free(tlc_request* request) {
   // The destructors of Request and Persistent wait for an active call.
   delete *request;
   *request = TLC_REQUEST_NULL;
+  return TLC_SUCCESS;
+}
+
+tlc_status tlc_request_keep(tlc_request request, void* memory) {
+  if (!request) {
+    std::free(memory);
+    return capi::fail(TLC_ERR_INVALID_ARGUMENT, "tlc_request_keep: request is TLC_REQUEST_NULL");
+  }
+  try {
+    request->kept.blocks.push_back(memory);
+  } catch (...) {
+    // Out of memory: the call may still read the block, so it is waited for before freeing.
+    if (request->is_persistent)
+      request->persistent = Persistent();
+    else
+      request->request = Request();
+    std::free(memory);
+    return capi::fail(TLC_ERR_NO_MEMORY, "tlc_request_keep: out of memory");
+  }
   return TLC_SUCCESS;
 }
 

@@ -27,8 +27,19 @@ struct tlc_participant {
   std::vector<tlc::Request> rejected;
 };
 
-// A tlc_request: a nonblocking request, or a persistent call.
+// Memory a binding handed to a request (tlc_request_keep), released with free().
+struct tlc_kept_memory {
+  std::vector<void*> blocks;
+  tlc_kept_memory() = default;
+  tlc_kept_memory(const tlc_kept_memory&) = delete;
+  tlc_kept_memory& operator=(const tlc_kept_memory&) = delete;
+  ~tlc_kept_memory();
+};
+
+// A tlc_request: a nonblocking request, or a persistent call. `kept` is declared first, so it
+// is destroyed last: after the destructor of the request or call has waited for it.
 struct tlc_request_object {
+  tlc_kept_memory kept;
   tlc::Request request;
   tlc::Persistent persistent;
   bool is_persistent = false;

@@ -75,6 +75,8 @@ module tlc
   public :: tlc_barrier_init, tlc_bcast_init, tlc_reduce_init, tlc_allreduce_init, tlc_scan_init
   public :: tlc_exscan_init, tlc_reduce_scatter_block_init, tlc_allgather_init, tlc_gather_init
   public :: tlc_scatter_init, tlc_alltoall_init
+  public :: tlc_iallgatherv, tlc_igatherv, tlc_iscatterv, tlc_ialltoallv
+  public :: tlc_allgatherv_init, tlc_gatherv_init, tlc_scatterv_init, tlc_alltoallv_init
 
   ! The form argument of the tlc_f_*_posted entries of tlc_fortran.c.
   integer(c_int), parameter :: NONBLOCKING = 1, PERSISTENT = 2
@@ -369,6 +371,57 @@ module tlc
       type(c_ptr), intent(out) :: request
       integer(c_int) :: status
     end function c_scatter_posted
+    ! The v-variants' posted forms: the counts are converted (and kept with the request) by the
+    ! C half.
+    function c_allgatherv_posted(me, send, recv, counts, n_counts, displs, n_displs, form, &
+                                 request) bind(c, name="tlc_f_allgatherv_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), intent(in) :: counts(*), displs(*)
+      integer(c_int), value :: n_counts, n_displs, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_allgatherv_posted
+    function c_gatherv_posted(me, send, recv, counts, n_counts, displs, n_displs, root, form, &
+                              request) bind(c, name="tlc_f_gatherv_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), intent(in) :: counts(*), displs(*)
+      integer(c_int), value :: n_counts, n_displs, root, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_gatherv_posted
+    function c_scatterv_posted(me, send, counts, n_counts, displs, n_displs, recv, root, form, &
+                               request) bind(c, name="tlc_f_scatterv_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      integer(c_int), intent(in) :: counts(*), displs(*)
+      integer(c_int), value :: n_counts, n_displs
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), value :: root, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_scatterv_posted
+    function c_alltoallv_posted(me, send, send_counts, n_send_counts, send_displs, n_send_displs, &
+                                recv, recv_counts, n_recv_counts, recv_displs, n_recv_displs, &
+                                form, request) bind(c, name="tlc_f_alltoallv_posted") &
+        result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      integer(c_int), intent(in) :: send_counts(*), send_displs(*)
+      integer(c_int), value :: n_send_counts, n_send_displs
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), intent(in) :: recv_counts(*), recv_displs(*)
+      integer(c_int), value :: n_recv_counts, n_recv_displs, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_alltoallv_posted
     function c_ibarrier(me, request) bind(c, name="tlc_ibarrier") result(status)
       import :: c_ptr, c_int
       type(c_ptr), value :: me
@@ -1058,6 +1111,101 @@ contains
     call finish(c_scatter_posted(me%handle, send, recv, int(root, c_int), PERSISTENT, request%handle), &
                 'tlc_scatter_init', ierr)
   end subroutine tlc_scatter_init
+
+  ! The v-variants: counts and displacements as in the blocking forms; they are copied when the
+  ! call starts (a persistent call keeps the copy of its init).
+  subroutine tlc_iallgatherv(me, send, recv, counts, displs, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: counts(:), displs(:)
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_allgatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), NONBLOCKING, request%handle), &
+                'tlc_iallgatherv', ierr)
+  end subroutine tlc_iallgatherv
+  subroutine tlc_allgatherv_init(me, send, recv, counts, displs, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: counts(:), displs(:)
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_allgatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), PERSISTENT, request%handle), &
+                'tlc_allgatherv_init', ierr)
+  end subroutine tlc_allgatherv_init
+  subroutine tlc_igatherv(me, send, recv, counts, displs, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: counts(:), displs(:), root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_gatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), int(root, c_int), NONBLOCKING, request%handle), &
+                'tlc_igatherv', ierr)
+  end subroutine tlc_igatherv
+  subroutine tlc_gatherv_init(me, send, recv, counts, displs, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: counts(:), displs(:), root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_gatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), int(root, c_int), PERSISTENT, request%handle), &
+                'tlc_gatherv_init', ierr)
+  end subroutine tlc_gatherv_init
+  subroutine tlc_iscatterv(me, send, counts, displs, recv, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: counts(:), displs(:), root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_scatterv_posted(me%handle, send, int(counts, c_int), size(counts, kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), recv, int(root, c_int), NONBLOCKING, request%handle), &
+                'tlc_iscatterv', ierr)
+  end subroutine tlc_iscatterv
+  subroutine tlc_scatterv_init(me, send, counts, displs, recv, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: counts(:), displs(:), root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_scatterv_posted(me%handle, send, int(counts, c_int), size(counts, kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), recv, int(root, c_int), PERSISTENT, request%handle), &
+                'tlc_scatterv_init', ierr)
+  end subroutine tlc_scatterv_init
+  subroutine tlc_ialltoallv(me, send, send_counts, send_displs, recv, recv_counts, recv_displs, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: send_counts(:), send_displs(:), recv_counts(:), recv_displs(:)
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_alltoallv_posted(me%handle, send, int(send_counts, c_int), size(send_counts, kind=c_int), &
+                int(send_displs, c_int), size(send_displs, kind=c_int), recv, &
+                int(recv_counts, c_int), size(recv_counts, kind=c_int), &
+                int(recv_displs, c_int), size(recv_displs, kind=c_int), NONBLOCKING, request%handle), &
+                'tlc_ialltoallv', ierr)
+  end subroutine tlc_ialltoallv
+  subroutine tlc_alltoallv_init(me, send, send_counts, send_displs, recv, recv_counts, recv_displs, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: send_counts(:), send_displs(:), recv_counts(:), recv_displs(:)
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_alltoallv_posted(me%handle, send, int(send_counts, c_int), size(send_counts, kind=c_int), &
+                int(send_displs, c_int), size(send_displs, kind=c_int), recv, &
+                int(recv_counts, c_int), size(recv_counts, kind=c_int), &
+                int(recv_displs, c_int), size(recv_displs, kind=c_int), PERSISTENT, request%handle), &
+                'tlc_alltoallv_init', ierr)
+  end subroutine tlc_alltoallv_init
 
   ! Waits until the call is complete for this thread; a nonblocking request becomes null, a
   ! persistent one inactive.

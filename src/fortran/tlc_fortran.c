@@ -382,7 +382,8 @@ int tlc_f_alltoall_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* r
 
 /* --- The v-variants ---------------------------------------------------------------------------
  * Counts and displacements come from Fortran as default integers, one per rank, displacements
- * in elements from the start of the buffer (0-based, as in MPI). */
+ * in elements from the start of the buffer (0-based, as in MPI). The converted arrays of a
+ * nonblocking or persistent call are handed to its request (keep_or_free). */
 
 typedef struct layout {
   size_t* counts; /* in tlc elements (bytes for a type moved as bytes) */
@@ -435,6 +436,17 @@ static bool read_layout(tlc_participant* me, const char* function, const char* w
   return true;
 }
 
+/* The counts of a call that started as a request live as long as it (tlc_request_keep): tlc reads
+ * them until it completes. Otherwise they are freed now. */
+static void keep_or_free(int form, int status, tlc_request* request, layout* l) {
+  if (form != BLOCKING && status == TLC_SUCCESS && *request != TLC_REQUEST_NULL) {
+    tlc_request_keep(*request, l->counts);
+    tlc_request_keep(*request, l->displs);
+    l->counts = l->displs = NULL;
+  }
+  free_layout(l);
+}
+
 static bool in_place_fails(failure* f, const char* function, const char* what) {
   snprintf(f->message, sizeof f->message, "%s: %s cannot be TLC_IN_PLACE", function, what);
   return true;
@@ -445,10 +457,11 @@ static bool types_fail(failure* f, const char* function) {
   return true;
 }
 
-int tlc_f_allgatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
-                     int n_counts, const int* displs, int n_displs) {
-  const int form = BLOCKING;
-  const char* function = "tlc_allgatherv";
+static int allgatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
+                      int n_counts, const int* displs, int n_displs, int form,
+                      tlc_request* request) {
+  const char* function =
+      form_name(form, "tlc_allgatherv", "tlc_iallgatherv", "tlc_allgatherv_init");
   buffer s, r;
   failure f;
   layout l = {NULL, NULL, 0};
@@ -458,16 +471,16 @@ int tlc_f_allgatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, 
       !read_layout(me, function, "recv", &r, counts, n_counts, displs, n_displs, &l, &f))
     status = reject(me, form, &f);
   else
-    status = tlc_allgatherv(me, s.in_place ? TLC_IN_PLACE : s.data, s.count, r.data, l.counts,
-                            l.displs, r.type);
-  free_layout(&l);
+    status = FORMS(allgatherv, me, s.in_place ? TLC_IN_PLACE : s.data, s.count, r.data, l.counts,
+                   l.displs, r.type);
+  keep_or_free(form, status, request, &l);
   return status;
 }
 
-int tlc_f_gatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
-                  int n_counts, const int* displs, int n_displs, int root) {
-  const int form = BLOCKING;
-  const char* function = "tlc_gatherv";
+static int gatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
+                   int n_counts, const int* displs, int n_displs, int root, int form,
+                   tlc_request* request) {
+  const char* function = form_name(form, "tlc_gatherv", "tlc_igatherv", "tlc_gatherv_init");
   const bool at_root = tlc_rank(me) == root;
   buffer s, r;
   failure f;
@@ -481,16 +494,16 @@ int tlc_f_gatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, con
        !read_layout(me, function, "recv", &r, counts, n_counts, displs, n_displs, &l, &f)))
     status = reject(me, form, &f);
   else
-    status = tlc_gatherv(me, s.in_place ? TLC_IN_PLACE : s.data, s.count, at_root ? r.data : NULL,
-                         l.counts, l.displs, s.in_place ? r.type : s.type, root);
-  free_layout(&l);
+    status = FORMS(gatherv, me, s.in_place ? TLC_IN_PLACE : s.data, s.count,
+                   at_root ? r.data : NULL, l.counts, l.displs, s.in_place ? r.type : s.type, root);
+  keep_or_free(form, status, request, &l);
   return status;
 }
 
-int tlc_f_scatterv(tlc_participant* me, CFI_cdesc_t* send, const int* counts, int n_counts,
-                   const int* displs, int n_displs, CFI_cdesc_t* recv, int root) {
-  const int form = BLOCKING;
-  const char* function = "tlc_scatterv";
+static int scatterv(tlc_participant* me, CFI_cdesc_t* send, const int* counts, int n_counts,
+                    const int* displs, int n_displs, CFI_cdesc_t* recv, int root, int form,
+                    tlc_request* request) {
+  const char* function = form_name(form, "tlc_scatterv", "tlc_iscatterv", "tlc_scatterv_init");
   const bool at_root = tlc_rank(me) == root;
   buffer s, r;
   failure f;
@@ -507,19 +520,17 @@ int tlc_f_scatterv(tlc_participant* me, CFI_cdesc_t* send, const int* counts, in
        !read_layout(me, function, "send", &s, counts, n_counts, displs, n_displs, &l, &f)))
     status = reject(me, form, &f);
   else
-    status = tlc_scatterv(me, at_root ? s.data : NULL, l.counts, l.displs,
-                          r.in_place ? TLC_IN_PLACE : r.data, r.count, r.in_place ? s.type : r.type,
-                          root);
-  free_layout(&l);
+    status = FORMS(scatterv, me, at_root ? s.data : NULL, l.counts, l.displs,
+                   r.in_place ? TLC_IN_PLACE : r.data, r.count, r.in_place ? s.type : r.type, root);
+  keep_or_free(form, status, request, &l);
   return status;
 }
 
-int tlc_f_alltoallv(tlc_participant* me, CFI_cdesc_t* send, const int* send_counts,
-                    int n_send_counts, const int* send_displs, int n_send_displs, CFI_cdesc_t* recv,
-                    const int* recv_counts, int n_recv_counts, const int* recv_displs,
-                    int n_recv_displs) {
-  const int form = BLOCKING;
-  const char* function = "tlc_alltoallv";
+static int alltoallv(tlc_participant* me, CFI_cdesc_t* send, const int* send_counts,
+                     int n_send_counts, const int* send_displs, int n_send_displs,
+                     CFI_cdesc_t* recv, const int* recv_counts, int n_recv_counts,
+                     const int* recv_displs, int n_recv_displs, int form, tlc_request* request) {
+  const char* function = form_name(form, "tlc_alltoallv", "tlc_ialltoallv", "tlc_alltoallv_init");
   buffer s, r;
   failure f;
   layout sl = {NULL, NULL, 0}, rl = {NULL, NULL, 0};
@@ -533,8 +544,52 @@ int tlc_f_alltoallv(tlc_participant* me, CFI_cdesc_t* send, const int* send_coun
                    &rl, &f))
     status = reject(me, form, &f);
   else
-    status = tlc_alltoallv(me, s.data, sl.counts, sl.displs, r.data, rl.counts, rl.displs, r.type);
-  free_layout(&sl);
-  free_layout(&rl);
+    status =
+        FORMS(alltoallv, me, s.data, sl.counts, sl.displs, r.data, rl.counts, rl.displs, r.type);
+  keep_or_free(form, status, request, &sl);
+  keep_or_free(form, status, request, &rl);
   return status;
+}
+
+int tlc_f_allgatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
+                     int n_counts, const int* displs, int n_displs) {
+  return allgatherv(me, send, recv, counts, n_counts, displs, n_displs, BLOCKING, NULL);
+}
+int tlc_f_allgatherv_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv,
+                            const int* counts, int n_counts, const int* displs, int n_displs,
+                            int form, tlc_request* request) {
+  return allgatherv(me, send, recv, counts, n_counts, displs, n_displs, form, request);
+}
+int tlc_f_gatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
+                  int n_counts, const int* displs, int n_displs, int root) {
+  return gatherv(me, send, recv, counts, n_counts, displs, n_displs, root, BLOCKING, NULL);
+}
+int tlc_f_gatherv_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv,
+                         const int* counts, int n_counts, const int* displs, int n_displs, int root,
+                         int form, tlc_request* request) {
+  return gatherv(me, send, recv, counts, n_counts, displs, n_displs, root, form, request);
+}
+int tlc_f_scatterv(tlc_participant* me, CFI_cdesc_t* send, const int* counts, int n_counts,
+                   const int* displs, int n_displs, CFI_cdesc_t* recv, int root) {
+  return scatterv(me, send, counts, n_counts, displs, n_displs, recv, root, BLOCKING, NULL);
+}
+int tlc_f_scatterv_posted(tlc_participant* me, CFI_cdesc_t* send, const int* counts, int n_counts,
+                          const int* displs, int n_displs, CFI_cdesc_t* recv, int root, int form,
+                          tlc_request* request) {
+  return scatterv(me, send, counts, n_counts, displs, n_displs, recv, root, form, request);
+}
+int tlc_f_alltoallv(tlc_participant* me, CFI_cdesc_t* send, const int* send_counts,
+                    int n_send_counts, const int* send_displs, int n_send_displs, CFI_cdesc_t* recv,
+                    const int* recv_counts, int n_recv_counts, const int* recv_displs,
+                    int n_recv_displs) {
+  return alltoallv(me, send, send_counts, n_send_counts, send_displs, n_send_displs, recv,
+                   recv_counts, n_recv_counts, recv_displs, n_recv_displs, BLOCKING, NULL);
+}
+int tlc_f_alltoallv_posted(tlc_participant* me, CFI_cdesc_t* send, const int* send_counts,
+                           int n_send_counts, const int* send_displs, int n_send_displs,
+                           CFI_cdesc_t* recv, const int* recv_counts, int n_recv_counts,
+                           const int* recv_displs, int n_recv_displs, int form,
+                           tlc_request* request) {
+  return alltoallv(me, send, send_counts, n_send_counts, send_displs, n_send_displs, recv,
+                   recv_counts, n_recv_counts, recv_displs, n_recv_displs, form, request);
 }
