@@ -88,6 +88,8 @@ program test_nonblocking
   real(real64), asynchronous :: bcast_buf(n)
   integer(int32), allocatable, asynchronous :: a2a_send(:), a2a_recv(:)
   integer(int32), asynchronous :: strided(2 * n), strided_out(n)
+  integer(int64), allocatable, asynchronous :: vsend(:), vrecv(:), gsend(:), grecv(:)
+  integer, allocatable :: sc(:), sd(:), rc(:), rd(:), gc(:), gd(:)
   integer(int64) :: want, map
   logical :: flag
 
@@ -100,7 +102,8 @@ program test_nonblocking
   !$omp parallel num_threads(threads) default(shared) &
   !$omp   private(me, requests, call_p, fails, total, r, p, k, i, j, q, root, first, idx, ierr, &
   !$omp           sum_send, sum_recv, user_buf, psend, precv, bcast_buf, a2a_send, a2a_recv, &
-  !$omp           strided, strided_out, want, map, flag) reduction(max:worst)
+  !$omp           strided, strided_out, want, map, flag, vsend, vrecv, gsend, grecv, sc, sd, rc, &
+  !$omp           rd, gc, gd) reduction(max:worst)
   fails = 0
   call tlc_team_attach(team, omp_get_thread_num(), me, region_threads=omp_get_num_threads())
   r = tlc_rank(me)
@@ -201,6 +204,66 @@ program test_nonblocking
   end do
   call tlc_request_free(call_p)
   call check(tlc_request_is_null(call_p), 'tlc_request_free left the request', r, -1, fails)
+
+  ! tlc_ialltoallv: rank r sends mod(r + q, 3) + 1 elements to rank q, blocks one element apart;
+  ! the counts arrays are changed right after the start (tlc copied them).
+  allocate (sc(p), sd(p), rc(p), rd(p))
+  do q = 0, p - 1
+    sc(q + 1) = mod(r + q, 3) + 1
+    rc(q + 1) = mod(q + r, 3) + 1
+  end do
+  sd(1) = 0
+  rd(1) = 0
+  do q = 1, p - 1
+    sd(q + 1) = sd(q) + sc(q) + 1
+    rd(q + 1) = rd(q) + rc(q) + 1
+  end do
+  allocate (vsend(sd(p) + sc(p)), vrecv(rd(p) + rc(p)))
+  vsend = -2
+  do q = 0, p - 1
+    do j = 1, sc(q + 1)
+      vsend(sd(q + 1) + j) = val(r, 500, q * 10 + j, 9)
+    end do
+  end do
+  vrecv = -1
+  call tlc_ialltoallv(me, vsend, sc, sd, vrecv, rc, rd, requests(1))
+  sc = 0
+  rd = -5
+  call tlc_wait(requests(1))
+  rd(1) = 0
+  do q = 1, p - 1
+    rd(q + 1) = rd(q) + rc(q) + 1
+  end do
+  do q = 0, p - 1
+    do j = 1, rc(q + 1)
+      call check(vrecv(rd(q + 1) + j) == val(q, 500, r * 10 + j, 9), 'tlc_ialltoallv', r, -1, fails)
+    end do
+    if (q < p - 1) call check(vrecv(rd(q + 1) + rc(q + 1) + 1) == -1, 'tlc_ialltoallv wrote a gap', &
+                              r, -1, fails)
+  end do
+
+  ! A persistent allgatherv over 3 rounds: rank q contributes q + 1 elements.
+  allocate (gc(p), gd(p), gsend(r + 1))
+  do q = 0, p - 1
+    gc(q + 1) = q + 1
+    gd(q + 1) = q * (q + 1) / 2
+  end do
+  allocate (grecv(p * (p + 1) / 2))
+  call tlc_allgatherv_init(me, gsend, grecv, gc, gd, call_p)
+  do k = 0, 2
+    do j = 1, r + 1
+      gsend(j) = val(r, k, j, 10)
+    end do
+    grecv = -1
+    call tlc_start(call_p)
+    call tlc_wait(call_p)
+    do q = 0, p - 1
+      do j = 1, q + 1
+        call check(grecv(gd(q + 1) + j) == val(q, k, j, 10), 'persistent allgatherv', r, k, fails)
+      end do
+    end do
+  end do
+  call tlc_request_free(call_p)
 
   ! A buffer that is not contiguous: refused on every thread (nothing is copied for a
   ! nonblocking call), and the team goes on.
