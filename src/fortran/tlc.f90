@@ -934,7 +934,8 @@ contains
     integer, intent(in) :: op, root
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_reduce_posted(me%handle, send, recv, int(op, c_int), int(root, c_int), NONBLOCKING, request%handle), &
+    call finish(c_reduce_posted(me%handle, send, recv, int(op, c_int), int(root, c_int), &
+                NONBLOCKING, request%handle), &
                 'tlc_ireduce', ierr)
   end subroutine tlc_ireduce
   subroutine tlc_reduce_init(me, send, recv, op, root, request, ierr)
@@ -944,7 +945,8 @@ contains
     integer, intent(in) :: op, root
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_reduce_posted(me%handle, send, recv, int(op, c_int), int(root, c_int), PERSISTENT, request%handle), &
+    call finish(c_reduce_posted(me%handle, send, recv, int(op, c_int), int(root, c_int), &
+                PERSISTENT, request%handle), &
                 'tlc_reduce_init', ierr)
   end subroutine tlc_reduce_init
 
@@ -955,7 +957,8 @@ contains
     integer, intent(in) :: op
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_allreduce_posted(me%handle, send, recv, int(op, c_int), NONBLOCKING, request%handle), &
+    call finish(c_allreduce_posted(me%handle, send, recv, int(op, c_int), NONBLOCKING, &
+                request%handle), &
                 'tlc_iallreduce', ierr)
   end subroutine tlc_iallreduce
   subroutine tlc_allreduce_init(me, send, recv, op, request, ierr)
@@ -965,7 +968,8 @@ contains
     integer, intent(in) :: op
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_allreduce_posted(me%handle, send, recv, int(op, c_int), PERSISTENT, request%handle), &
+    call finish(c_allreduce_posted(me%handle, send, recv, int(op, c_int), PERSISTENT, &
+                request%handle), &
                 'tlc_allreduce_init', ierr)
   end subroutine tlc_allreduce_init
 
@@ -976,7 +980,8 @@ contains
     integer, intent(in) :: op
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_scan_posted(me%handle, send, recv, int(op, c_int), NONBLOCKING, request%handle), &
+    call finish(c_scan_posted(me%handle, send, recv, int(op, c_int), NONBLOCKING, &
+                request%handle), &
                 'tlc_iscan', ierr)
   end subroutine tlc_iscan
   subroutine tlc_scan_init(me, send, recv, op, request, ierr)
@@ -997,7 +1002,8 @@ contains
     integer, intent(in) :: op
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_exscan_posted(me%handle, send, recv, int(op, c_int), NONBLOCKING, request%handle), &
+    call finish(c_exscan_posted(me%handle, send, recv, int(op, c_int), NONBLOCKING, &
+                request%handle), &
                 'tlc_iexscan', ierr)
   end subroutine tlc_iexscan
   subroutine tlc_exscan_init(me, send, recv, op, request, ierr)
@@ -1007,7 +1013,8 @@ contains
     integer, intent(in) :: op
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_exscan_posted(me%handle, send, recv, int(op, c_int), PERSISTENT, request%handle), &
+    call finish(c_exscan_posted(me%handle, send, recv, int(op, c_int), PERSISTENT, &
+                request%handle), &
                 'tlc_exscan_init', ierr)
   end subroutine tlc_exscan_init
 
@@ -1018,7 +1025,8 @@ contains
     integer, intent(in) :: op
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_reduce_scatter_block_posted(me%handle, send, recv, int(op, c_int), NONBLOCKING, request%handle), &
+    call finish(c_reduce_scatter_block_posted(me%handle, send, recv, int(op, c_int), &
+                NONBLOCKING, request%handle), &
                 'tlc_ireduce_scatter_block', ierr)
   end subroutine tlc_ireduce_scatter_block
   subroutine tlc_reduce_scatter_block_init(me, send, recv, op, request, ierr)
@@ -1028,7 +1036,8 @@ contains
     integer, intent(in) :: op
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_reduce_scatter_block_posted(me%handle, send, recv, int(op, c_int), PERSISTENT, request%handle), &
+    call finish(c_reduce_scatter_block_posted(me%handle, send, recv, int(op, c_int), &
+                PERSISTENT, request%handle), &
                 'tlc_reduce_scatter_block_init', ierr)
   end subroutine tlc_reduce_scatter_block_init
 
@@ -1077,7 +1086,8 @@ contains
     integer, intent(in) :: root
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_gather_posted(me%handle, send, recv, int(root, c_int), NONBLOCKING, request%handle), &
+    call finish(c_gather_posted(me%handle, send, recv, int(root, c_int), NONBLOCKING, &
+                request%handle), &
                 'tlc_igather', ierr)
   end subroutine tlc_igather
   subroutine tlc_gather_init(me, send, recv, root, request, ierr)
@@ -1087,7 +1097,8 @@ contains
     integer, intent(in) :: root
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_gather_posted(me%handle, send, recv, int(root, c_int), PERSISTENT, request%handle), &
+    call finish(c_gather_posted(me%handle, send, recv, int(root, c_int), PERSISTENT, &
+                request%handle), &
                 'tlc_gather_init', ierr)
   end subroutine tlc_gather_init
 
@@ -1098,7 +1109,8 @@ contains
     integer, intent(in) :: root
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_scatter_posted(me%handle, send, recv, int(root, c_int), NONBLOCKING, request%handle), &
+    call finish(c_scatter_posted(me%handle, send, recv, int(root, c_int), NONBLOCKING, &
+                request%handle), &
                 'tlc_iscatter', ierr)
   end subroutine tlc_iscatter
   subroutine tlc_scatter_init(me, send, recv, root, request, ierr)
@@ -1108,7 +1120,8 @@ contains
     integer, intent(in) :: root
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_scatter_posted(me%handle, send, recv, int(root, c_int), PERSISTENT, request%handle), &
+    call finish(c_scatter_posted(me%handle, send, recv, int(root, c_int), PERSISTENT, &
+                request%handle), &
                 'tlc_scatter_init', ierr)
   end subroutine tlc_scatter_init
 
@@ -1121,7 +1134,8 @@ contains
     integer, intent(in) :: counts(:), displs(:)
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_allgatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, kind=c_int), &
+    call finish(c_allgatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, &
+                kind=c_int), &
                 int(displs, c_int), size(displs, kind=c_int), NONBLOCKING, request%handle), &
                 'tlc_iallgatherv', ierr)
   end subroutine tlc_iallgatherv
@@ -1132,7 +1146,8 @@ contains
     integer, intent(in) :: counts(:), displs(:)
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_allgatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, kind=c_int), &
+    call finish(c_allgatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, &
+                kind=c_int), &
                 int(displs, c_int), size(displs, kind=c_int), PERSISTENT, request%handle), &
                 'tlc_allgatherv_init', ierr)
   end subroutine tlc_allgatherv_init
@@ -1143,8 +1158,10 @@ contains
     integer, intent(in) :: counts(:), displs(:), root
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_gatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, kind=c_int), &
-                int(displs, c_int), size(displs, kind=c_int), int(root, c_int), NONBLOCKING, request%handle), &
+    call finish(c_gatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, &
+                kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), int(root, c_int), NONBLOCKING, &
+                request%handle), &
                 'tlc_igatherv', ierr)
   end subroutine tlc_igatherv
   subroutine tlc_gatherv_init(me, send, recv, counts, displs, root, request, ierr)
@@ -1154,8 +1171,10 @@ contains
     integer, intent(in) :: counts(:), displs(:), root
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_gatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, kind=c_int), &
-                int(displs, c_int), size(displs, kind=c_int), int(root, c_int), PERSISTENT, request%handle), &
+    call finish(c_gatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, &
+                kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), int(root, c_int), PERSISTENT, &
+                request%handle), &
                 'tlc_gatherv_init', ierr)
   end subroutine tlc_gatherv_init
   subroutine tlc_iscatterv(me, send, counts, displs, recv, root, request, ierr)
@@ -1166,7 +1185,8 @@ contains
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
     call finish(c_scatterv_posted(me%handle, send, int(counts, c_int), size(counts, kind=c_int), &
-                int(displs, c_int), size(displs, kind=c_int), recv, int(root, c_int), NONBLOCKING, request%handle), &
+                int(displs, c_int), size(displs, kind=c_int), recv, int(root, c_int), &
+                NONBLOCKING, request%handle), &
                 'tlc_iscatterv', ierr)
   end subroutine tlc_iscatterv
   subroutine tlc_scatterv_init(me, send, counts, displs, recv, root, request, ierr)
@@ -1177,33 +1197,40 @@ contains
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
     call finish(c_scatterv_posted(me%handle, send, int(counts, c_int), size(counts, kind=c_int), &
-                int(displs, c_int), size(displs, kind=c_int), recv, int(root, c_int), PERSISTENT, request%handle), &
+                int(displs, c_int), size(displs, kind=c_int), recv, int(root, c_int), &
+                PERSISTENT, request%handle), &
                 'tlc_scatterv_init', ierr)
   end subroutine tlc_scatterv_init
-  subroutine tlc_ialltoallv(me, send, send_counts, send_displs, recv, recv_counts, recv_displs, request, ierr)
+  subroutine tlc_ialltoallv(me, send, send_counts, send_displs, recv, recv_counts, &
+      recv_displs, request, ierr)
     type(tlc_participant), intent(in) :: me
     type(*), dimension(..), intent(in), asynchronous :: send
     type(*), dimension(..), intent(inout), asynchronous :: recv
     integer, intent(in) :: send_counts(:), send_displs(:), recv_counts(:), recv_displs(:)
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_alltoallv_posted(me%handle, send, int(send_counts, c_int), size(send_counts, kind=c_int), &
+    call finish(c_alltoallv_posted(me%handle, send, int(send_counts, c_int), &
+                size(send_counts, kind=c_int), &
                 int(send_displs, c_int), size(send_displs, kind=c_int), recv, &
                 int(recv_counts, c_int), size(recv_counts, kind=c_int), &
-                int(recv_displs, c_int), size(recv_displs, kind=c_int), NONBLOCKING, request%handle), &
+                int(recv_displs, c_int), size(recv_displs, kind=c_int), NONBLOCKING, &
+                request%handle), &
                 'tlc_ialltoallv', ierr)
   end subroutine tlc_ialltoallv
-  subroutine tlc_alltoallv_init(me, send, send_counts, send_displs, recv, recv_counts, recv_displs, request, ierr)
+  subroutine tlc_alltoallv_init(me, send, send_counts, send_displs, recv, recv_counts, &
+      recv_displs, request, ierr)
     type(tlc_participant), intent(in) :: me
     type(*), dimension(..), intent(in), asynchronous :: send
     type(*), dimension(..), intent(inout), asynchronous :: recv
     integer, intent(in) :: send_counts(:), send_displs(:), recv_counts(:), recv_displs(:)
     type(tlc_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call finish(c_alltoallv_posted(me%handle, send, int(send_counts, c_int), size(send_counts, kind=c_int), &
+    call finish(c_alltoallv_posted(me%handle, send, int(send_counts, c_int), &
+                size(send_counts, kind=c_int), &
                 int(send_displs, c_int), size(send_displs, kind=c_int), recv, &
                 int(recv_counts, c_int), size(recv_counts, kind=c_int), &
-                int(recv_displs, c_int), size(recv_displs, kind=c_int), PERSISTENT, request%handle), &
+                int(recv_displs, c_int), size(recv_displs, kind=c_int), PERSISTENT, &
+                request%handle), &
                 'tlc_alltoallv_init', ierr)
   end subroutine tlc_alltoallv_init
 
