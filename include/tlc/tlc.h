@@ -290,7 +290,8 @@ typedef struct tlc_request_object* tlc_request;
  * request becomes TLC_REQUEST_NULL; a persistent one becomes inactive. Returns what the call
  * failed with, once. TLC_TIMEOUT bounds the wait. */
 TLC_API tlc_status tlc_wait(tlc_request* request);
-/** Advances the call: *flag = 1 if it is complete (then as tlc_wait), else 0. */
+/** Advances the call: *flag = 1 if it is complete (then as tlc_wait; a call that failed is
+ * complete too, its status returned), else 0. */
 TLC_API tlc_status tlc_test(tlc_request* request, int* flag);
 /** Waits for all n requests (in any order inside). Every one is completed even when some fail;
  * the first failure is returned. */
