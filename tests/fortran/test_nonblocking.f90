@@ -39,7 +39,8 @@ contains
   ! The contribution of rank r to element i of round k of collective salt.
   pure integer(int64) function val(r, k, i, salt)
     integer, intent(in) :: r, k, i, salt
-    val = int(r + 1, int64) * 1000003_int64 + int(k, int64) * 7919_int64 + int(i, int64) * 31 + salt
+    val = int(r + 1, int64) * 1000003_int64 + int(k, int64) * 7919_int64 + int(i, int64) * 31 &
+          + salt
   end function val
 
   pure integer(int64) function map_of(r, k, i)
@@ -236,10 +237,11 @@ program test_nonblocking
   end do
   do q = 0, p - 1
     do j = 1, rc(q + 1)
-      call check(vrecv(rd(q + 1) + j) == val(q, 500, r * 10 + j, 9), 'tlc_ialltoallv', r, -1, fails)
+      call check(vrecv(rd(q + 1) + j) == val(q, 500, r * 10 + j, 9), 'tlc_ialltoallv', r, -1, &
+                 fails)
     end do
-    if (q < p - 1) call check(vrecv(rd(q + 1) + rc(q + 1) + 1) == -1, 'tlc_ialltoallv wrote a gap', &
-                              r, -1, fails)
+    if (q < p - 1) call check(vrecv(rd(q + 1) + rc(q + 1) + 1) == -1, &
+                              'tlc_ialltoallv wrote a gap', r, -1, fails)
   end do
 
   ! A persistent allgatherv over 3 rounds: rank q contributes q + 1 elements.
