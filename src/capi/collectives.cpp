@@ -204,7 +204,9 @@ struct Ctx {
         function(f == Form::blocking      ? std::string("tlc_") + base
                  : f == Form::nonblocking ? std::string("tlc_i") + base
                                           : std::string("tlc_") + base + "_init"),
-        out(request_out) {}
+        out(request_out) {
+    if (out) *out = TLC_REQUEST_NULL;  // on every path, the rejections before the prologue too
+  }
 };
 
 // Calls the form of ctx: blocking(), or keeps what nonblocking() or persistent() returns.
@@ -276,9 +278,8 @@ tlc_status reject_in_place(const Ctx& ctx, tlc_participant* me, const char* buff
 }
 
 // What every entry point checks first: the request pointer of the nonblocking and persistent
-// forms (set to TLC_REQUEST_NULL until the call has started). TLC_SUCCESS to go on.
+// forms (Ctx set it to TLC_REQUEST_NULL until the call has started). TLC_SUCCESS to go on.
 tlc_status prologue(Ctx& ctx, tlc_participant* me) noexcept {
-  if (ctx.out) *ctx.out = TLC_REQUEST_NULL;
   if (ctx.form == Form::blocking) return TLC_SUCCESS;
   if (!me->rejected.empty()) purge_rejected(me);
   if (!ctx.out) return reject(ctx, me, ctx.function + ": request is NULL");

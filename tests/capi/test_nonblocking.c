@@ -271,6 +271,16 @@ static void error_body(tlc_participant* me, void* user) {
   }
   if (y[0] != -1) report(me, "iallreduce next to a bad one: the receive buffer was written");
 
+  /* TLC_IN_PLACE where ibcast has none, on every thread: the request is set to
+   * TLC_REQUEST_NULL even though it held something else. */
+  request = (tlc_request)(void*)x;
+  s = tlc_ibcast(me, TLC_IN_PLACE, 4, TLC_INT32, 0, &request);
+  if (s != TLC_ERR_INVALID_ARGUMENT || request != TLC_REQUEST_NULL ||
+      !strstr(tlc_error_message(), "tlc_ibcast: buf cannot be TLC_IN_PLACE"))
+    report(me, "ibcast in place: got %s (%s), request %s", tlc_status_name(s), tlc_error_message(),
+           request ? "not NULL" : "NULL");
+  request = TLC_REQUEST_NULL;
+
   /* A NULL request pointer, on every thread. */
   s = tlc_ibcast(me, x, 4, TLC_INT32, 0, NULL);
   if (s != TLC_ERR_INVALID_ARGUMENT || !strstr(tlc_error_message(), "request is NULL"))
