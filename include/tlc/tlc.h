@@ -264,11 +264,176 @@ TLC_API tlc_status tlc_alltoallv(tlc_participant* me, const void* send, const si
                                  const size_t* send_displs, void* recv, const size_t* recv_counts,
                                  const size_t* recv_displs, tlc_datatype type);
 
+/* ---- nonblocking and persistent collectives ------------------------------------------------- */
+/* Every collective above also as tlc_i<name>(same arguments..., &request), which starts it and
+ * returns at once, and as tlc_<name>_init(same arguments..., &request), which makes a persistent
+ * call to start any number of times (tlc_start). As in MPI: the buffers and the count and
+ * displacement arrays belong to tlc until the request completes (a persistent call's until it is
+ * freed; each round reads them anew); every thread of the team starts the same nonblocking calls
+ * and persistent inits and starts in the same order, an order of their own apart from the
+ * blocking calls; requests complete in any order. Nothing advances without a thread inside tlc:
+ * the last thread of a process to start a call combines and posts it, and any thread testing or
+ * waiting for it advances it. A user op (tlc_op_create) is copied into the call: it may be freed
+ * while a request that uses it is active, but its user_data must stay valid until completion.
+ * Arguments are checked when the call starts: a thread's bad arguments fail its start (request
+ * stays TLC_REQUEST_NULL), and the call of the other threads then fails when completed. */
+
+/** A nonblocking or persistent collective call of one thread (as MPI_Request): one handle type
+ * for both. TLC_REQUEST_NULL is no call. A nonblocking request becomes TLC_REQUEST_NULL when it
+ * completes (tlc_wait, tlc_test with *flag set, tlc_waitall, tlc_waitany), successfully or not;
+ * a persistent one stays valid (inactive) until tlc_request_free. */
+typedef struct tlc_request_object* tlc_request;
+/** The null request: completes at once in tlc_wait, tlc_test, tlc_waitall, tlc_waitany. */
+#define TLC_REQUEST_NULL ((tlc_request)0)
+
+/** Waits until this thread's part of the call is complete (its output written). A nonblocking
+ * request becomes TLC_REQUEST_NULL; a persistent one becomes inactive. Returns what the call
+ * failed with, once. TLC_TIMEOUT bounds the wait. */
+TLC_API tlc_status tlc_wait(tlc_request* request);
+/** Advances the call: *flag = 1 if it is complete (then as tlc_wait; a call that failed is
+ * complete too, its status returned), else 0. */
+TLC_API tlc_status tlc_test(tlc_request* request, int* flag);
+/** Waits for all n requests (in any order inside). Every one is completed even when some fail;
+ * the first failure is returned. */
+TLC_API tlc_status tlc_waitall(size_t n, tlc_request* requests);
+/** Waits until one active request of the n completes and sets *index to its position (as
+ * tlc_wait for it, its status returned); *index = n when none is active (null requests and
+ * inactive persistent ones). */
+TLC_API tlc_status tlc_waitany(size_t n, tlc_request* requests, size_t* index);
+/** Starts a round of a persistent call (from a tlc_<name>_init); starting an active one is an
+ * error (TLC_ERR_INVALID_ARGUMENT), as is starting a nonblocking request. */
+TLC_API tlc_status tlc_start(tlc_request* request);
+/** Starts the n persistent calls, in order; stops at the first failure and returns it. */
+TLC_API tlc_status tlc_startall(size_t n, tlc_request* requests);
+/** Releases a request (*request becomes TLC_REQUEST_NULL; a null one is ignored): a persistent
+ * call, or a nonblocking request that will not be waited for. An active call is waited for first
+ * (its buffers are never left in use); an error of that wait is lost. */
+TLC_API tlc_status tlc_request_free(tlc_request* request);
+/** For language bindings built on this interface: memory the binding allocated with malloc for
+ * the call (count arrays it converted) and that must live as long as the call; it is released
+ * with free() when the request is completed (nonblocking) or freed, after the call is done. On
+ * failure (and for TLC_REQUEST_NULL) memory is freed at once. */
+TLC_API tlc_status tlc_request_keep(tlc_request request, void* memory);
+/** Whether the request is a call in progress for this thread: 1 or 0 (0 for TLC_REQUEST_NULL
+ * and an inactive persistent call). */
+TLC_API int tlc_request_active(tlc_request request);
+/** Whether the request is persistent (from a tlc_<name>_init): 1 or 0. */
+TLC_API int tlc_request_persistent(tlc_request request);
+
+/** Starts tlc_barrier. */
+TLC_API tlc_status tlc_ibarrier(tlc_participant* me, tlc_request* request);
+/** Starts tlc_bcast. */
+TLC_API tlc_status tlc_ibcast(tlc_participant* me, void* buf, size_t count, tlc_datatype type,
+                              int root, tlc_request* request);
+/** Starts tlc_reduce. */
+TLC_API tlc_status tlc_ireduce(tlc_participant* me, const void* send, void* recv, size_t count,
+                               tlc_datatype type, tlc_op op, int root, tlc_request* request);
+/** Starts tlc_allreduce. */
+TLC_API tlc_status tlc_iallreduce(tlc_participant* me, const void* send, void* recv, size_t count,
+                                  tlc_datatype type, tlc_op op, tlc_request* request);
+/** Starts tlc_scan. */
+TLC_API tlc_status tlc_iscan(tlc_participant* me, const void* send, void* recv, size_t count,
+                             tlc_datatype type, tlc_op op, tlc_request* request);
+/** Starts tlc_exscan. */
+TLC_API tlc_status tlc_iexscan(tlc_participant* me, const void* send, void* recv, size_t count,
+                               tlc_datatype type, tlc_op op, tlc_request* request);
+/** Starts tlc_reduce_scatter_block. */
+TLC_API tlc_status tlc_ireduce_scatter_block(tlc_participant* me, const void* send, void* recv,
+                                             size_t count, tlc_datatype type, tlc_op op,
+                                             tlc_request* request);
+/** Starts tlc_allgather. */
+TLC_API tlc_status tlc_iallgather(tlc_participant* me, const void* send, void* recv, size_t count,
+                                  tlc_datatype type, tlc_request* request);
+/** Starts tlc_gather. */
+TLC_API tlc_status tlc_igather(tlc_participant* me, const void* send, void* recv, size_t count,
+                               tlc_datatype type, int root, tlc_request* request);
+/** Starts tlc_scatter. */
+TLC_API tlc_status tlc_iscatter(tlc_participant* me, const void* send, void* recv, size_t count,
+                                tlc_datatype type, int root, tlc_request* request);
+/** Starts tlc_alltoall. */
+TLC_API tlc_status tlc_ialltoall(tlc_participant* me, const void* send, void* recv, size_t count,
+                                 tlc_datatype type, tlc_request* request);
+/** Starts tlc_allgatherv. */
+TLC_API tlc_status tlc_iallgatherv(tlc_participant* me, const void* send, size_t send_count,
+                                   void* recv, const size_t* counts, const size_t* displs,
+                                   tlc_datatype type, tlc_request* request);
+/** Starts tlc_gatherv. */
+TLC_API tlc_status tlc_igatherv(tlc_participant* me, const void* send, size_t send_count,
+                                void* recv, const size_t* counts, const size_t* displs,
+                                tlc_datatype type, int root, tlc_request* request);
+/** Starts tlc_scatterv. */
+TLC_API tlc_status tlc_iscatterv(tlc_participant* me, const void* send, const size_t* counts,
+                                 const size_t* displs, void* recv, size_t recv_count,
+                                 tlc_datatype type, int root, tlc_request* request);
+/** Starts tlc_alltoallv. */
+TLC_API tlc_status tlc_ialltoallv(tlc_participant* me, const void* send, const size_t* send_counts,
+                                  const size_t* send_displs, void* recv, const size_t* recv_counts,
+                                  const size_t* recv_displs, tlc_datatype type,
+                                  tlc_request* request);
+
+/** Makes a persistent tlc_barrier. */
+TLC_API tlc_status tlc_barrier_init(tlc_participant* me, tlc_request* request);
+/** Makes a persistent tlc_bcast. */
+TLC_API tlc_status tlc_bcast_init(tlc_participant* me, void* buf, size_t count, tlc_datatype type,
+                                  int root, tlc_request* request);
+/** Makes a persistent tlc_reduce. */
+TLC_API tlc_status tlc_reduce_init(tlc_participant* me, const void* send, void* recv, size_t count,
+                                   tlc_datatype type, tlc_op op, int root, tlc_request* request);
+/** Makes a persistent tlc_allreduce. */
+TLC_API tlc_status tlc_allreduce_init(tlc_participant* me, const void* send, void* recv,
+                                      size_t count, tlc_datatype type, tlc_op op,
+                                      tlc_request* request);
+/** Makes a persistent tlc_scan. */
+TLC_API tlc_status tlc_scan_init(tlc_participant* me, const void* send, void* recv, size_t count,
+                                 tlc_datatype type, tlc_op op, tlc_request* request);
+/** Makes a persistent tlc_exscan. */
+TLC_API tlc_status tlc_exscan_init(tlc_participant* me, const void* send, void* recv, size_t count,
+                                   tlc_datatype type, tlc_op op, tlc_request* request);
+/** Makes a persistent tlc_reduce_scatter_block. */
+TLC_API tlc_status tlc_reduce_scatter_block_init(tlc_participant* me, const void* send, void* recv,
+                                                 size_t count, tlc_datatype type, tlc_op op,
+                                                 tlc_request* request);
+/** Makes a persistent tlc_allgather. */
+TLC_API tlc_status tlc_allgather_init(tlc_participant* me, const void* send, void* recv,
+                                      size_t count, tlc_datatype type, tlc_request* request);
+/** Makes a persistent tlc_gather. */
+TLC_API tlc_status tlc_gather_init(tlc_participant* me, const void* send, void* recv, size_t count,
+                                   tlc_datatype type, int root, tlc_request* request);
+/** Makes a persistent tlc_scatter. */
+TLC_API tlc_status tlc_scatter_init(tlc_participant* me, const void* send, void* recv, size_t count,
+                                    tlc_datatype type, int root, tlc_request* request);
+/** Makes a persistent tlc_alltoall. */
+TLC_API tlc_status tlc_alltoall_init(tlc_participant* me, const void* send, void* recv,
+                                     size_t count, tlc_datatype type, tlc_request* request);
+/** Makes a persistent tlc_allgatherv. */
+TLC_API tlc_status tlc_allgatherv_init(tlc_participant* me, const void* send, size_t send_count,
+                                       void* recv, const size_t* counts, const size_t* displs,
+                                       tlc_datatype type, tlc_request* request);
+/** Makes a persistent tlc_gatherv. */
+TLC_API tlc_status tlc_gatherv_init(tlc_participant* me, const void* send, size_t send_count,
+                                    void* recv, const size_t* counts, const size_t* displs,
+                                    tlc_datatype type, int root, tlc_request* request);
+/** Makes a persistent tlc_scatterv. */
+TLC_API tlc_status tlc_scatterv_init(tlc_participant* me, const void* send, const size_t* counts,
+                                     const size_t* displs, void* recv, size_t recv_count,
+                                     tlc_datatype type, int root, tlc_request* request);
+/** Makes a persistent tlc_alltoallv. */
+TLC_API tlc_status tlc_alltoallv_init(tlc_participant* me, const void* send,
+                                      const size_t* send_counts, const size_t* send_displs,
+                                      void* recv, const size_t* recv_counts,
+                                      const size_t* recv_displs, tlc_datatype type,
+                                      tlc_request* request);
+
 /** For language bindings built on this interface: this thread cannot make the team's current
  * collective (an argument the binding cannot translate). It joins the call anyway, so nothing
  * waits for it (the other threads fail with TLC_ERR_MISMATCH unless they reject too), and
  * returns TLC_ERR_INVALID_ARGUMENT with message. */
 TLC_API tlc_status tlc_reject(tlc_participant* me, const char* message);
+/** tlc_reject for the team's current nonblocking call or persistent init (tlc_i<name>,
+ * tlc_<name>_init): this thread takes its place in the order of those calls without waiting, so
+ * that the other threads' call fails with TLC_ERR_MISMATCH (unless they reject too) instead of
+ * waiting for it, and returns TLC_ERR_INVALID_ARGUMENT with message. */
+TLC_API tlc_status tlc_ireject(tlc_participant* me, const char* message);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -5,10 +5,12 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <stdexcept>
+#include <thread>
 
 namespace tlc::capi {
 namespace {
@@ -406,6 +408,166 @@ int tlc_process(const tlc_participant* me) {
 int tlc_processes(const tlc_participant* me) {
   return capi::fact(me, "tlc_processes",
                     [](const tlc_participant& p) { return p.thread->processes(); });
+}
+
+}  // extern "C"
+
+// ---- requests (tlc_request) ----
+
+tlc_kept_memory::~tlc_kept_memory() {
+  for (void* block : blocks) std::free(block);
+}
+
+namespace {
+
+// Completes *request as tlc_wait or a successful tlc_test do: a nonblocking request is released
+// and becomes TLC_REQUEST_NULL (also when it failed), a persistent one stays.
+void release_if_done(tlc_request* request) noexcept {
+  if (*request && !(*request)->is_persistent && !(*request)->request.active()) {
+    delete *request;
+    *request = TLC_REQUEST_NULL;
+  }
+}
+
+bool active(const tlc_request_object& r) noexcept {
+  return r.is_persistent ? r.persistent.active() : r.request.active();
+}
+
+tlc_status wait_one(tlc_request* request) noexcept {
+  const tlc_status status = guarded([&] {
+    if ((*request)->is_persistent)
+      (*request)->persistent.wait();
+    else
+      (*request)->request.wait();
+  });
+  release_if_done(request);
+  return status;
+}
+
+tlc_status test_one(tlc_request* request, int* flag) noexcept {
+  bool done = true;
+  const tlc_status status = guarded([&] {
+    done = (*request)->is_persistent ? (*request)->persistent.test() : (*request)->request.test();
+  });
+  *flag = done || status != TLC_SUCCESS ? 1 : 0;
+  release_if_done(request);
+  return status;
+}
+
+tlc_status start_one(tlc_request* request, const char* function) noexcept {
+  if (!*request)
+    return capi::fail(TLC_ERR_INVALID_ARGUMENT,
+                      std::string(function) + ": the request is TLC_REQUEST_NULL");
+  if (!(*request)->is_persistent)
+    return capi::fail(TLC_ERR_INVALID_ARGUMENT,
+                      std::string(function) +
+                          ": the request is a nonblocking one (only a persistent call from a "
+                          "tlc_<name>_init can be started)");
+  return guarded([&] { (*request)->persistent.start(); });
+}
+
+}  // namespace
+
+extern "C" {
+
+tlc_status tlc_wait(tlc_request* request) {
+  if (!request) return capi::fail(TLC_ERR_INVALID_ARGUMENT, "tlc_wait: request is NULL");
+  if (!*request) return TLC_SUCCESS;
+  return wait_one(request);
+}
+
+tlc_status tlc_test(tlc_request* request, int* flag) {
+  if (!request || !flag)
+    return capi::fail(TLC_ERR_INVALID_ARGUMENT,
+                      std::string("tlc_test: ") + (request ? "flag" : "request") + " is NULL");
+  *flag = 1;
+  if (!*request) return TLC_SUCCESS;
+  return test_one(request, flag);
+}
+
+tlc_status tlc_waitall(size_t n, tlc_request* requests) {
+  if (n > 0 && !requests)
+    return capi::fail(TLC_ERR_INVALID_ARGUMENT, "tlc_waitall: requests is NULL");
+  tlc_status first = TLC_SUCCESS;
+  std::string message;
+  for (size_t i = 0; i < n; ++i) {
+    if (!requests[i]) continue;
+    const tlc_status status = wait_one(&requests[i]);
+    if (status != TLC_SUCCESS && first == TLC_SUCCESS) {
+      first = status;
+      message = tlc_error_message();
+    }
+  }
+  return first == TLC_SUCCESS ? first : capi::fail(first, message);
+}
+
+tlc_status tlc_waitany(size_t n, tlc_request* requests, size_t* index) {
+  if (!index || (n > 0 && !requests))
+    return capi::fail(TLC_ERR_INVALID_ARGUMENT,
+                      std::string("tlc_waitany: ") + (index ? "requests" : "index") + " is NULL");
+  *index = n;
+  for (;;) {
+    bool any = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (!requests[i] || !active(*requests[i])) continue;
+      any = true;
+      int flag = 0;
+      const tlc_status status = test_one(&requests[i], &flag);
+      if (flag) {
+        *index = i;
+        return status;
+      }
+    }
+    if (!any) return TLC_SUCCESS;
+    std::this_thread::yield();
+  }
+}
+
+tlc_status tlc_start(tlc_request* request) {
+  if (!request) return capi::fail(TLC_ERR_INVALID_ARGUMENT, "tlc_start: request is NULL");
+  return start_one(request, "tlc_start");
+}
+
+tlc_status tlc_startall(size_t n, tlc_request* requests) {
+  if (n > 0 && !requests)
+    return capi::fail(TLC_ERR_INVALID_ARGUMENT, "tlc_startall: requests is NULL");
+  for (size_t i = 0; i < n; ++i)
+    if (const tlc_status status = start_one(&requests[i], "tlc_startall"); status != TLC_SUCCESS)
+      return status;
+  return TLC_SUCCESS;
+}
+
+tlc_status tlc_request_free(tlc_request* request) {
+  if (!request || !*request) return TLC_SUCCESS;
+  // The destructors of Request and Persistent wait for an active call.
+  delete *request;
+  *request = TLC_REQUEST_NULL;
+  return TLC_SUCCESS;
+}
+
+tlc_status tlc_request_keep(tlc_request request, void* memory) {
+  if (!request) {
+    std::free(memory);
+    return capi::fail(TLC_ERR_INVALID_ARGUMENT, "tlc_request_keep: request is TLC_REQUEST_NULL");
+  }
+  try {
+    request->kept.blocks.push_back(memory);
+  } catch (...) {
+    // Out of memory: the call may still read the block, so it is waited for before freeing.
+    if (request->is_persistent)
+      request->persistent = Persistent();
+    else
+      request->request = Request();
+    std::free(memory);
+    return capi::fail(TLC_ERR_NO_MEMORY, "tlc_request_keep: out of memory");
+  }
+  return TLC_SUCCESS;
+}
+
+int tlc_request_active(tlc_request request) { return request && active(*request) ? 1 : 0; }
+
+int tlc_request_persistent(tlc_request request) {
+  return request && request->is_persistent ? 1 : 0;
 }
 
 }  // extern "C"

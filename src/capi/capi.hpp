@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <tlc/tlc.h>
 #include <tlc/tlc.hpp>
@@ -20,6 +21,28 @@ struct tlc_participant {
   std::optional<tlc::Thread> attached;
   // Set by tlc_abort: thrown when the body returns, which aborts the team.
   std::optional<std::string> abort_message;
+  // The places this thread took in the order of nonblocking calls for calls it rejected
+  // (tlc_ireject): completed (their errors dropped) when later calls start, or waited for when
+  // the participant ends. Declared after `attached`, so destroyed before it.
+  std::vector<tlc::Request> rejected;
+};
+
+// Memory a binding handed to a request (tlc_request_keep), released with free().
+struct tlc_kept_memory {
+  std::vector<void*> blocks;
+  tlc_kept_memory() = default;
+  tlc_kept_memory(const tlc_kept_memory&) = delete;
+  tlc_kept_memory& operator=(const tlc_kept_memory&) = delete;
+  ~tlc_kept_memory();
+};
+
+// A tlc_request: a nonblocking request, or a persistent call. `kept` is declared first, so it
+// is destroyed last: after the destructor of the request or call has waited for it.
+struct tlc_request_object {
+  tlc_kept_memory kept;
+  tlc::Request request;
+  tlc::Persistent persistent;
+  bool is_persistent = false;
 };
 
 namespace tlc::capi {

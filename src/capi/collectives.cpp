@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -17,20 +19,22 @@
 namespace tlc::capi {
 namespace {
 
-// A user op as a tlc op: whole ranges go to the C function in one call (detail::combine).
+// A user op as a tlc op: whole ranges go to the C function in one call (detail::combine). It
+// holds a copy of the registry's entry, not a pointer to it: the nonblocking and persistent
+// forms copy the op object into the call, so tlc_op_free may come before the call completes.
 template <class T, bool Commutative>
 struct CUserOp {
-  const UserOp* op;
+  UserOp op;
   T operator()(const T& a, const T& b) const {
     T out{};
-    op->function(&a, &b, &out, 1, op->user_data);
+    op.function(&a, &b, &out, 1, op.user_data);
     return out;
   }
   void combine_range(void* inout, const void* in, std::size_t n, bool in_is_lower) const {
     if (in_is_lower)
-      op->function(in, inout, inout, n, op->user_data);
+      op.function(in, inout, inout, n, op.user_data);
     else
-      op->function(inout, in, inout, n, op->user_data);
+      op.function(inout, in, inout, n, op.user_data);
   }
 };
 
@@ -171,9 +175,9 @@ std::string visit_op(tlc_op op, int type, G&& g) {
     default:
       if (const UserOp* user = find_user_op(op)) {
         if (user->commutative)
-          g(CUserOp<T, true>{user});
+          g(CUserOp<T, true>{*user});
         else
-          g(CUserOp<T, false>{user});
+          g(CUserOp<T, false>{*user});
         return "";
       }
       return "op " + std::to_string(op) +
@@ -183,27 +187,124 @@ std::string visit_op(tlc_op op, int type, G&& g) {
   return std::string(op_name(op)) + " is not defined for " + type_name(type);
 }
 
+// Which form of a collective an entry point makes: the blocking call, a nonblocking start
+// (tlc_i<name>) or a persistent init (tlc_<name>_init).
+enum class Form { blocking, nonblocking, persistent };
+
+// One call of an entry point: its form, its name for messages, where its request goes, and
+// what the C++ call returned.
+struct Ctx {
+  Form form;
+  std::string function;
+  tlc_request* out = nullptr;
+  std::optional<Request> request;
+  std::optional<Persistent> persistent;
+  Ctx(Form f, const char* base, tlc_request* request_out = nullptr)
+      : form(f),
+        function(f == Form::blocking      ? std::string("tlc_") + base
+                 : f == Form::nonblocking ? std::string("tlc_i") + base
+                                          : std::string("tlc_") + base + "_init"),
+        out(request_out) {
+    if (out) *out = TLC_REQUEST_NULL;  // on every path, the rejections before the prologue too
+  }
+};
+
+// Calls the form of ctx: blocking(), or keeps what nonblocking() or persistent() returns.
+template <class B, class N, class P>
+void dispatch(Ctx& ctx, B&& blocking, N&& nonblocking, P&& persistent) {
+  switch (ctx.form) {
+    case Form::blocking:
+      blocking();
+      break;
+    case Form::nonblocking:
+      ctx.request.emplace(nonblocking());
+      break;
+    case Form::persistent:
+      ctx.persistent.emplace(persistent());
+      break;
+  }
+}
+// t.name(args), t.i<name>(args) or t.<name>_init(args), as ctx says.
+#define TLC_FORMS(ctx, t, name, ...)                                             \
+  dispatch(                                                                      \
+      ctx, [&] { t.name(__VA_ARGS__); }, [&] { return t.i##name(__VA_ARGS__); }, \
+      [&] { return t.name##_init(__VA_ARGS__); })
+
+// Completes the nonblocking calls whose place this thread took for a call it rejected, as far
+// as they are complete; their errors are the other threads' to report.
+void purge_rejected(tlc_participant* me) noexcept {
+  auto& rejected = me->rejected;
+  for (auto it = rejected.begin(); it != rejected.end();) {
+    bool done = true;
+    try {
+      done = it->test();
+    } catch (...) {
+    }
+    it = done ? rejected.erase(it) : it + 1;
+  }
+}
+
+// This thread joins the current nonblocking call or persistent init without waiting: an
+// ibarrier at its place, which the other threads' call cannot match (they get a mismatch unless
+// they reject too). It is completed later (purge_rejected, or when the participant ends).
+void take_place(tlc_participant* me) noexcept {
+  purge_rejected(me);
+  try {
+    me->rejected.push_back(me->thread->ibarrier());
+  } catch (...) {  // the call at this place failed already (a mismatch seen by this thread)
+  }
+}
+
 tlc_status reject(tlc_participant* me, const std::string& message) noexcept {
   // The other threads fail with a mismatch (or pass, if they reject the same call).
   guarded([&] { me->thread->barrier(); });
   return fail(TLC_ERR_INVALID_ARGUMENT, message);
 }
 
-tlc_status no_participant(const char* function) noexcept {
-  return fail(TLC_ERR_INVALID_ARGUMENT, std::string(function) + ": me is NULL");
+tlc_status reject(const Ctx& ctx, tlc_participant* me, const std::string& message) noexcept {
+  if (ctx.form == Form::blocking) return reject(me, message);
+  take_place(me);
+  return fail(TLC_ERR_INVALID_ARGUMENT, message);
+}
+
+tlc_status no_participant(const std::string& function) noexcept {
+  return fail(TLC_ERR_INVALID_ARGUMENT, function + ": me is NULL");
 }
 
 // TLC_IN_PLACE where a collective has no in-place form for that buffer.
-tlc_status reject_in_place(tlc_participant* me, const char* function, const char* buffer) noexcept {
-  if (!me) return no_participant(function);
-  return reject(me, std::string(function) + ": " + buffer + " cannot be TLC_IN_PLACE");
+tlc_status reject_in_place(const Ctx& ctx, tlc_participant* me, const char* buffer) noexcept {
+  if (!me) return no_participant(ctx.function);
+  return reject(ctx, me, ctx.function + ": " + buffer + " cannot be TLC_IN_PLACE");
+}
+
+// What every entry point checks first: the request pointer of the nonblocking and persistent
+// forms (Ctx set it to TLC_REQUEST_NULL until the call has started). TLC_SUCCESS to go on.
+tlc_status prologue(Ctx& ctx, tlc_participant* me) noexcept {
+  if (ctx.form == Form::blocking) return TLC_SUCCESS;
+  if (!me->rejected.empty()) purge_rejected(me);
+  if (!ctx.out) return reject(ctx, me, ctx.function + ": request is NULL");
+  return TLC_SUCCESS;
+}
+
+// Hands what the C++ call returned to the caller as a tlc_request.
+tlc_status epilogue(Ctx& ctx, tlc_status status) noexcept {
+  if (status != TLC_SUCCESS || ctx.form == Form::blocking) return status;
+  return guarded([&] {
+    auto handle = std::make_unique<tlc_request_object>();
+    if (ctx.request) handle->request = std::move(*ctx.request);
+    if (ctx.persistent) {
+      handle->persistent = std::move(*ctx.persistent);
+      handle->is_persistent = true;
+    }
+    *ctx.out = handle.release();
+  });
 }
 
 // A collective without an op: f.template operator()<T>(thread).
 template <class F>
-tlc_status movement(const char* function, tlc_participant* me, const tlc_datatype& c_type,
-                    F&& f) noexcept {
-  if (!me) return no_participant(function);
+tlc_status movement(Ctx& ctx, tlc_participant* me, const tlc_datatype& c_type, F&& f) noexcept {
+  if (!me) return no_participant(ctx.function);
+  if (const tlc_status s = prologue(ctx, me); s != TLC_SUCCESS) return s;
   const int type = value_of(c_type);
   bool known = true;
   const tlc_status status = guarded([&] {
@@ -211,15 +312,16 @@ tlc_status movement(const char* function, tlc_participant* me, const tlc_datatyp
         type, [&]<class T>(std::type_identity<T>) { f.template operator()<T>(*me->thread); });
   });
   if (!known)
-    return reject(me, std::string(function) + ": " + std::to_string(type) + " is not a tlc_datatype");
-  return status;
+    return reject(ctx, me, ctx.function + ": " + std::to_string(type) + " is not a tlc_datatype");
+  return epilogue(ctx, status);
 }
 
 // A reduction: f.template operator()<T>(thread, op object).
 template <class F>
-tlc_status reduction(const char* function, tlc_participant* me, const tlc_datatype& c_type,
-                     tlc_op op, F&& f) noexcept {
-  if (!me) return no_participant(function);
+tlc_status reduction(Ctx& ctx, tlc_participant* me, const tlc_datatype& c_type, tlc_op op,
+                     F&& f) noexcept {
+  if (!me) return no_participant(ctx.function);
+  if (const tlc_status s = prologue(ctx, me); s != TLC_SUCCESS) return s;
   const int type = value_of(c_type);
   std::string problem;
   const tlc_status status = guarded([&] {
@@ -230,8 +332,8 @@ tlc_status reduction(const char* function, tlc_participant* me, const tlc_dataty
     });
     if (!known) problem = std::to_string(type) + " is not a tlc_datatype";
   });
-  if (!problem.empty()) return reject(me, std::string(function) + ": " + problem);
-  return status;
+  if (!problem.empty()) return reject(ctx, me, ctx.function + ": " + problem);
+  return epilogue(ctx, status);
 }
 
 bool is_in_place(const void* buffer) noexcept { return buffer == TLC_IN_PLACE; }
@@ -263,11 +365,202 @@ std::size_t blocks(const Thread& t, std::size_t count) {
   return static_cast<std::size_t>(t.size()) * count;
 }
 
+// The collectives, each once for its three forms (Ctx).
+tlc_status barrier(Ctx& ctx, tlc_participant* me) noexcept {
+  if (!me) return no_participant(ctx.function);
+  if (const tlc_status s = prologue(ctx, me); s != TLC_SUCCESS) return s;
+  Thread& t = *me->thread;
+  return epilogue(ctx, guarded([&] { TLC_FORMS(ctx, t, barrier); }));
+}
+
+tlc_status bcast(Ctx& ctx, tlc_participant* me, void* buf, size_t count, tlc_datatype type,
+                 int root) noexcept {
+  if (is_in_place(buf)) return reject_in_place(ctx, me, "buf");
+  return movement(ctx, me, type,
+                  [&]<class T>(Thread& t) { TLC_FORMS(ctx, t, bcast, out<T>(buf, count), root); });
+}
+
+tlc_status reduce(Ctx& ctx, tlc_participant* me, const void* send, void* recv, size_t count,
+                  tlc_datatype type, tlc_op op, int root) noexcept {
+  if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
+  return reduction(ctx, me, type, op, [&]<class T>(Thread& t, const auto& o) {
+    if (is_in_place(send))
+      TLC_FORMS(ctx, t, reduce, out<T>(recv, count), root, o);
+    else
+      TLC_FORMS(ctx, t, reduce, in<T>(send, count), out<T>(recv, t.rank() == root ? count : 0),
+                root, o);
+  });
+}
+
+tlc_status allreduce(Ctx& ctx, tlc_participant* me, const void* send, void* recv, size_t count,
+                     tlc_datatype type, tlc_op op) noexcept {
+  if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
+  return reduction(ctx, me, type, op, [&]<class T>(Thread& t, const auto& o) {
+    if (is_in_place(send))
+      TLC_FORMS(ctx, t, allreduce, out<T>(recv, count), o);
+    else
+      TLC_FORMS(ctx, t, allreduce, in<T>(send, count), out<T>(recv, count), o);
+  });
+}
+
+tlc_status scan(Ctx& ctx, tlc_participant* me, const void* send, void* recv, size_t count,
+                tlc_datatype type, tlc_op op) noexcept {
+  if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
+  return reduction(ctx, me, type, op, [&]<class T>(Thread& t, const auto& o) {
+    if (is_in_place(send))
+      TLC_FORMS(ctx, t, scan, out<T>(recv, count), o);
+    else
+      TLC_FORMS(ctx, t, scan, in<T>(send, count), out<T>(recv, count), o);
+  });
+}
+
+tlc_status exscan(Ctx& ctx, tlc_participant* me, const void* send, void* recv, size_t count,
+                  tlc_datatype type, tlc_op op) noexcept {
+  if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
+  return reduction(ctx, me, type, op, [&]<class T>(Thread& t, const auto& o) {
+    if (is_in_place(send))
+      TLC_FORMS(ctx, t, exscan, out<T>(recv, count), o);
+    else
+      TLC_FORMS(ctx, t, exscan, in<T>(send, count), out<T>(recv, count), o);
+  });
+}
+
+tlc_status reduce_scatter_block(Ctx& ctx, tlc_participant* me, const void* send, void* recv,
+                                size_t count, tlc_datatype type, tlc_op op) noexcept {
+  if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
+  return reduction(ctx, me, type, op, [&]<class T>(Thread& t, const auto& o) {
+    if (is_in_place(send))
+      TLC_FORMS(ctx, t, reduce_scatter_block, out<T>(recv, blocks(t, count)), o);
+    else
+      TLC_FORMS(ctx, t, reduce_scatter_block, in<T>(send, blocks(t, count)), out<T>(recv, count),
+                o);
+  });
+}
+
+tlc_status allgather(Ctx& ctx, tlc_participant* me, const void* send, void* recv, size_t count,
+                     tlc_datatype type) noexcept {
+  if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
+  return movement(ctx, me, type, [&]<class T>(Thread& t) {
+    if (is_in_place(send))
+      TLC_FORMS(ctx, t, allgather, out<T>(recv, blocks(t, count)));
+    else
+      TLC_FORMS(ctx, t, allgather, in<T>(send, count), out<T>(recv, blocks(t, count)));
+  });
+}
+
+tlc_status gather(Ctx& ctx, tlc_participant* me, const void* send, void* recv, size_t count,
+                  tlc_datatype type, int root) noexcept {
+  if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
+  return movement(ctx, me, type, [&]<class T>(Thread& t) {
+    const std::size_t received = t.rank() == root ? blocks(t, count) : 0;
+    if (is_in_place(send))
+      TLC_FORMS(ctx, t, gather, tlc::in_place, out<T>(recv, received), root);
+    else
+      TLC_FORMS(ctx, t, gather, in<T>(send, count), out<T>(recv, received), root);
+  });
+}
+
+tlc_status scatter(Ctx& ctx, tlc_participant* me, const void* send, void* recv, size_t count,
+                   tlc_datatype type, int root) noexcept {
+  if (is_in_place(send)) return reject_in_place(ctx, me, "send");
+  return movement(ctx, me, type, [&]<class T>(Thread& t) {
+    const std::size_t sent = t.rank() == root ? blocks(t, count) : 0;
+    if (is_in_place(recv))
+      TLC_FORMS(ctx, t, scatter, in<T>(send, sent), tlc::in_place, root);
+    else
+      TLC_FORMS(ctx, t, scatter, in<T>(send, sent), out<T>(recv, count), root);
+  });
+}
+
+tlc_status alltoall(Ctx& ctx, tlc_participant* me, const void* send, void* recv, size_t count,
+                    tlc_datatype type) noexcept {
+  if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
+  return movement(ctx, me, type, [&]<class T>(Thread& t) {
+    if (is_in_place(send))
+      TLC_FORMS(ctx, t, alltoall, out<T>(recv, blocks(t, count)));
+    else
+      TLC_FORMS(ctx, t, alltoall, in<T>(send, blocks(t, count)), out<T>(recv, blocks(t, count)));
+  });
+}
+
+tlc_status allgatherv(Ctx& ctx, tlc_participant* me, const void* send, size_t send_count,
+                      void* recv, const size_t* counts, const size_t* displs,
+                      tlc_datatype type) noexcept {
+  if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
+  return movement(ctx, me, type, [&]<class T>(Thread& t) {
+    const auto c = per_rank(counts, t), d = per_rank(displs, t);
+    if (is_in_place(send))
+      TLC_FORMS(ctx, t, allgatherv, out<T>(recv, extent(c, d)), c, d);
+    else
+      TLC_FORMS(ctx, t, allgatherv, in<T>(send, send_count), out<T>(recv, extent(c, d)), c, d);
+  });
+}
+
+tlc_status gatherv(Ctx& ctx, tlc_participant* me, const void* send, size_t send_count, void* recv,
+                   const size_t* counts, const size_t* displs, tlc_datatype type,
+                   int root) noexcept {
+  if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
+  return movement(ctx, me, type, [&]<class T>(Thread& t) {
+    const bool at_root = t.rank() == root;
+    const auto c = at_root ? per_rank(counts, t) : std::span<const std::size_t>{};
+    const auto d = at_root ? per_rank(displs, t) : std::span<const std::size_t>{};
+    if (is_in_place(send))
+      TLC_FORMS(ctx, t, gatherv, tlc::in_place, out<T>(recv, extent(c, d)), c, d, root);
+    else
+      TLC_FORMS(ctx, t, gatherv, in<T>(send, send_count), out<T>(recv, extent(c, d)), c, d, root);
+  });
+}
+
+tlc_status scatterv(Ctx& ctx, tlc_participant* me, const void* send, const size_t* counts,
+                    const size_t* displs, void* recv, size_t recv_count, tlc_datatype type,
+                    int root) noexcept {
+  if (is_in_place(send)) return reject_in_place(ctx, me, "send");
+  return movement(ctx, me, type, [&]<class T>(Thread& t) {
+    const bool at_root = t.rank() == root;
+    const auto c = at_root ? per_rank(counts, t) : std::span<const std::size_t>{};
+    const auto d = at_root ? per_rank(displs, t) : std::span<const std::size_t>{};
+    if (is_in_place(recv))
+      TLC_FORMS(ctx, t, scatterv, in<T>(send, extent(c, d)), c, d, tlc::in_place, root);
+    else
+      TLC_FORMS(ctx, t, scatterv, in<T>(send, extent(c, d)), c, d, out<T>(recv, recv_count), root);
+  });
+}
+
+tlc_status alltoallv(Ctx& ctx, tlc_participant* me, const void* send, const size_t* send_counts,
+                     const size_t* send_displs, void* recv, const size_t* recv_counts,
+                     const size_t* recv_displs, tlc_datatype type) noexcept {
+  if (is_in_place(send)) return reject_in_place(ctx, me, "send");
+  if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
+  return movement(ctx, me, type, [&]<class T>(Thread& t) {
+    const auto sc = per_rank(send_counts, t), sd = per_rank(send_displs, t);
+    const auto rc = per_rank(recv_counts, t), rd = per_rank(recv_displs, t);
+    TLC_FORMS(ctx, t, alltoallv, in<T>(send, extent(sc, sd)), sc, sd, out<T>(recv, extent(rc, rd)),
+              rc, rd);
+  });
+}
+
 }  // namespace
 }  // namespace tlc::capi
 
 using namespace tlc;
 using namespace tlc::capi;
+
+// The three C entry points of a collective: tlc_<name>(PARAMS), tlc_i<name>(PARAMS, request)
+// and tlc_<name>_init(PARAMS, request), all calling capi::<name>(ctx, ARGS).
+#define TLC_UNPAREN(...) __VA_ARGS__
+#define TLC_C_FORMS(name, PARAMS, ARGS)                                    \
+  tlc_status tlc_##name(TLC_UNPAREN PARAMS) {                              \
+    Ctx ctx(Form::blocking, #name);                                        \
+    return capi::name(ctx, TLC_UNPAREN ARGS);                              \
+  }                                                                        \
+  tlc_status tlc_i##name(TLC_UNPAREN PARAMS, tlc_request* request) {       \
+    Ctx ctx(Form::nonblocking, #name, request);                            \
+    return capi::name(ctx, TLC_UNPAREN ARGS);                              \
+  }                                                                        \
+  tlc_status tlc_##name##_init(TLC_UNPAREN PARAMS, tlc_request* request) { \
+    Ctx ctx(Form::persistent, #name, request);                             \
+    return capi::name(ctx, TLC_UNPAREN ARGS);                              \
+  }
 
 extern "C" {
 
@@ -276,154 +569,71 @@ tlc_status tlc_reject(tlc_participant* me, const char* message) {
   return reject(me, message ? message : "tlc_reject");
 }
 
+tlc_status tlc_ireject(tlc_participant* me, const char* message) {
+  if (!me) return no_participant("tlc_ireject");
+  take_place(me);
+  return fail(TLC_ERR_INVALID_ARGUMENT, message ? message : "tlc_ireject");
+}
+
 size_t tlc_datatype_size(tlc_datatype type) {
   std::size_t size = 0;
   visit_type(value_of(type), [&]<class T>(std::type_identity<T>) { size = sizeof(T); });
   return size;
 }
 
-tlc_status tlc_barrier(tlc_participant* me) {
-  if (!me) return no_participant("tlc_barrier");
-  return guarded([&] { me->thread->barrier(); });
-}
-
-tlc_status tlc_bcast(tlc_participant* me, void* buf, size_t count, tlc_datatype type, int root) {
-  if (is_in_place(buf)) return reject_in_place(me, "tlc_bcast", "buf");
-  return movement("tlc_bcast", me, type,
-                  [&]<class T>(Thread& t) { t.bcast(out<T>(buf, count), root); });
-}
-
-tlc_status tlc_reduce(tlc_participant* me, const void* send, void* recv, size_t count,
-                      tlc_datatype type, tlc_op op, int root) {
-  if (is_in_place(recv)) return reject_in_place(me, "tlc_reduce", "recv");
-  return reduction("tlc_reduce", me, type, op, [&]<class T>(Thread& t, const auto& o) {
-    if (is_in_place(send)) return t.reduce(out<T>(recv, count), root, o);
-    t.reduce(in<T>(send, count), out<T>(recv, t.rank() == root ? count : 0), root, o);
-  });
-}
-
-tlc_status tlc_allreduce(tlc_participant* me, const void* send, void* recv, size_t count,
-                         tlc_datatype type, tlc_op op) {
-  if (is_in_place(recv)) return reject_in_place(me, "tlc_allreduce", "recv");
-  return reduction("tlc_allreduce", me, type, op, [&]<class T>(Thread& t, const auto& o) {
-    if (is_in_place(send)) return t.allreduce(out<T>(recv, count), o);
-    t.allreduce(in<T>(send, count), out<T>(recv, count), o);
-  });
-}
-
-tlc_status tlc_scan(tlc_participant* me, const void* send, void* recv, size_t count,
-                    tlc_datatype type, tlc_op op) {
-  if (is_in_place(recv)) return reject_in_place(me, "tlc_scan", "recv");
-  return reduction("tlc_scan", me, type, op, [&]<class T>(Thread& t, const auto& o) {
-    if (is_in_place(send)) return t.scan(out<T>(recv, count), o);
-    t.scan(in<T>(send, count), out<T>(recv, count), o);
-  });
-}
-
-tlc_status tlc_exscan(tlc_participant* me, const void* send, void* recv, size_t count,
-                      tlc_datatype type, tlc_op op) {
-  if (is_in_place(recv)) return reject_in_place(me, "tlc_exscan", "recv");
-  return reduction("tlc_exscan", me, type, op, [&]<class T>(Thread& t, const auto& o) {
-    if (is_in_place(send)) return t.exscan(out<T>(recv, count), o);
-    t.exscan(in<T>(send, count), out<T>(recv, count), o);
-  });
-}
-
-tlc_status tlc_reduce_scatter_block(tlc_participant* me, const void* send, void* recv, size_t count,
-                                    tlc_datatype type, tlc_op op) {
-  if (is_in_place(recv)) return reject_in_place(me, "tlc_reduce_scatter_block", "recv");
-  return reduction("tlc_reduce_scatter_block", me, type, op,
-                   [&]<class T>(Thread& t, const auto& o) {
-                     if (is_in_place(send))
-                       return t.reduce_scatter_block(out<T>(recv, blocks(t, count)), o);
-                     t.reduce_scatter_block(in<T>(send, blocks(t, count)), out<T>(recv, count), o);
-                   });
-}
-
-tlc_status tlc_allgather(tlc_participant* me, const void* send, void* recv, size_t count,
-                         tlc_datatype type) {
-  if (is_in_place(recv)) return reject_in_place(me, "tlc_allgather", "recv");
-  return movement("tlc_allgather", me, type, [&]<class T>(Thread& t) {
-    if (is_in_place(send)) return t.allgather(out<T>(recv, blocks(t, count)));
-    t.allgather(in<T>(send, count), out<T>(recv, blocks(t, count)));
-  });
-}
-
-tlc_status tlc_gather(tlc_participant* me, const void* send, void* recv, size_t count,
-                      tlc_datatype type, int root) {
-  if (is_in_place(recv)) return reject_in_place(me, "tlc_gather", "recv");
-  return movement("tlc_gather", me, type, [&]<class T>(Thread& t) {
-    const std::size_t received = t.rank() == root ? blocks(t, count) : 0;
-    if (is_in_place(send)) return t.gather(tlc::in_place, out<T>(recv, received), root);
-    t.gather(in<T>(send, count), out<T>(recv, received), root);
-  });
-}
-
-tlc_status tlc_scatter(tlc_participant* me, const void* send, void* recv, size_t count,
-                       tlc_datatype type, int root) {
-  if (is_in_place(send)) return reject_in_place(me, "tlc_scatter", "send");
-  return movement("tlc_scatter", me, type, [&]<class T>(Thread& t) {
-    const std::size_t sent = t.rank() == root ? blocks(t, count) : 0;
-    if (is_in_place(recv)) return t.scatter(in<T>(send, sent), tlc::in_place, root);
-    t.scatter(in<T>(send, sent), out<T>(recv, count), root);
-  });
-}
-
-tlc_status tlc_alltoall(tlc_participant* me, const void* send, void* recv, size_t count,
-                        tlc_datatype type) {
-  if (is_in_place(recv)) return reject_in_place(me, "tlc_alltoall", "recv");
-  return movement("tlc_alltoall", me, type, [&]<class T>(Thread& t) {
-    if (is_in_place(send)) return t.alltoall(out<T>(recv, blocks(t, count)));
-    t.alltoall(in<T>(send, count * static_cast<std::size_t>(t.size())),
-               out<T>(recv, blocks(t, count)));
-  });
-}
-
-tlc_status tlc_allgatherv(tlc_participant* me, const void* send, size_t send_count, void* recv,
-                          const size_t* counts, const size_t* displs, tlc_datatype type) {
-  if (is_in_place(recv)) return reject_in_place(me, "tlc_allgatherv", "recv");
-  return movement("tlc_allgatherv", me, type, [&]<class T>(Thread& t) {
-    const auto c = per_rank(counts, t), d = per_rank(displs, t);
-    if (is_in_place(send)) return t.allgatherv(out<T>(recv, extent(c, d)), c, d);
-    t.allgatherv(in<T>(send, send_count), out<T>(recv, extent(c, d)), c, d);
-  });
-}
-
-tlc_status tlc_gatherv(tlc_participant* me, const void* send, size_t send_count, void* recv,
-                       const size_t* counts, const size_t* displs, tlc_datatype type, int root) {
-  if (is_in_place(recv)) return reject_in_place(me, "tlc_gatherv", "recv");
-  return movement("tlc_gatherv", me, type, [&]<class T>(Thread& t) {
-    const bool at_root = t.rank() == root;
-    const auto c = at_root ? per_rank(counts, t) : std::span<const std::size_t>{};
-    const auto d = at_root ? per_rank(displs, t) : std::span<const std::size_t>{};
-    if (is_in_place(send)) return t.gatherv(tlc::in_place, out<T>(recv, extent(c, d)), c, d, root);
-    t.gatherv(in<T>(send, send_count), out<T>(recv, extent(c, d)), c, d, root);
-  });
-}
-
-tlc_status tlc_scatterv(tlc_participant* me, const void* send, const size_t* counts,
-                        const size_t* displs, void* recv, size_t recv_count, tlc_datatype type,
-                        int root) {
-  if (is_in_place(send)) return reject_in_place(me, "tlc_scatterv", "send");
-  return movement("tlc_scatterv", me, type, [&]<class T>(Thread& t) {
-    const bool at_root = t.rank() == root;
-    const auto c = at_root ? per_rank(counts, t) : std::span<const std::size_t>{};
-    const auto d = at_root ? per_rank(displs, t) : std::span<const std::size_t>{};
-    if (is_in_place(recv)) return t.scatterv(in<T>(send, extent(c, d)), c, d, tlc::in_place, root);
-    t.scatterv(in<T>(send, extent(c, d)), c, d, out<T>(recv, recv_count), root);
-  });
-}
-
-tlc_status tlc_alltoallv(tlc_participant* me, const void* send, const size_t* send_counts,
-                         const size_t* send_displs, void* recv, const size_t* recv_counts,
-                         const size_t* recv_displs, tlc_datatype type) {
-  if (is_in_place(send)) return reject_in_place(me, "tlc_alltoallv", "send");
-  if (is_in_place(recv)) return reject_in_place(me, "tlc_alltoallv", "recv");
-  return movement("tlc_alltoallv", me, type, [&]<class T>(Thread& t) {
-    const auto sc = per_rank(send_counts, t), sd = per_rank(send_displs, t);
-    const auto rc = per_rank(recv_counts, t), rd = per_rank(recv_displs, t);
-    t.alltoallv(in<T>(send, extent(sc, sd)), sc, sd, out<T>(recv, extent(rc, rd)), rc, rd);
-  });
-}
+TLC_C_FORMS(barrier, (tlc_participant * me), (me))
+TLC_C_FORMS(bcast, (tlc_participant * me, void* buf, size_t count, tlc_datatype type, int root),
+            (me, buf, count, type, root))
+TLC_C_FORMS(reduce,
+            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
+             tlc_op op, int root),
+            (me, send, recv, count, type, op, root))
+TLC_C_FORMS(allreduce,
+            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
+             tlc_op op),
+            (me, send, recv, count, type, op))
+TLC_C_FORMS(scan,
+            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
+             tlc_op op),
+            (me, send, recv, count, type, op))
+TLC_C_FORMS(exscan,
+            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
+             tlc_op op),
+            (me, send, recv, count, type, op))
+TLC_C_FORMS(reduce_scatter_block,
+            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
+             tlc_op op),
+            (me, send, recv, count, type, op))
+TLC_C_FORMS(allgather,
+            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type),
+            (me, send, recv, count, type))
+TLC_C_FORMS(gather,
+            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
+             int root),
+            (me, send, recv, count, type, root))
+TLC_C_FORMS(scatter,
+            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
+             int root),
+            (me, send, recv, count, type, root))
+TLC_C_FORMS(alltoall,
+            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type),
+            (me, send, recv, count, type))
+TLC_C_FORMS(allgatherv,
+            (tlc_participant * me, const void* send, size_t send_count, void* recv,
+             const size_t* counts, const size_t* displs, tlc_datatype type),
+            (me, send, send_count, recv, counts, displs, type))
+TLC_C_FORMS(gatherv,
+            (tlc_participant * me, const void* send, size_t send_count, void* recv,
+             const size_t* counts, const size_t* displs, tlc_datatype type, int root),
+            (me, send, send_count, recv, counts, displs, type, root))
+TLC_C_FORMS(scatterv,
+            (tlc_participant * me, const void* send, const size_t* counts, const size_t* displs,
+             void* recv, size_t recv_count, tlc_datatype type, int root),
+            (me, send, counts, displs, recv, recv_count, type, root))
+TLC_C_FORMS(alltoallv,
+            (tlc_participant * me, const void* send, const size_t* send_counts,
+             const size_t* send_displs, void* recv, const size_t* recv_counts,
+             const size_t* recv_displs, tlc_datatype type),
+            (me, send, send_counts, send_displs, recv, recv_counts, recv_displs, type))
 
 }  // extern "C"

@@ -25,6 +25,13 @@ module tlc
     type(c_ptr) :: handle = c_null_ptr
   end type tlc_participant
 
+  ! A nonblocking request (tlc_i<name>) or a persistent call (tlc_<name>_init): the C interface's
+  ! tlc_request. Null (the default) is no call; a nonblocking request becomes null again when it
+  ! completes, a persistent one when tlc_request_free releases it.
+  type, bind(c), public :: tlc_request
+    type(c_ptr) :: handle = c_null_ptr
+  end type tlc_request
+
   integer(c_int), parameter, public :: TLC_SUCCESS = 0, TLC_ERR_INVALID_ARGUMENT = 1, &
     TLC_ERR_MISMATCH = 2, TLC_ERR_MPI = 3, TLC_ERR_TOPOLOGY = 4, TLC_ERR_TIMEOUT = 5, &
     TLC_ERR_ABORTED = 6, TLC_ERR_UNSUPPORTED = 7, TLC_ERR_NO_MEMORY = 8, TLC_ERR_INTERNAL = 9
@@ -61,6 +68,18 @@ module tlc
   public :: tlc_barrier, tlc_bcast, tlc_reduce, tlc_allreduce, tlc_scan, tlc_exscan
   public :: tlc_reduce_scatter_block, tlc_allgather, tlc_gather, tlc_scatter, tlc_alltoall
   public :: tlc_allgatherv, tlc_gatherv, tlc_scatterv, tlc_alltoallv
+  public :: tlc_wait, tlc_test, tlc_waitall, tlc_waitany, tlc_start, tlc_startall
+  public :: tlc_request_free, tlc_request_active, tlc_request_is_null
+  public :: tlc_ibarrier, tlc_ibcast, tlc_ireduce, tlc_iallreduce, tlc_iscan, tlc_iexscan
+  public :: tlc_ireduce_scatter_block, tlc_iallgather, tlc_igather, tlc_iscatter, tlc_ialltoall
+  public :: tlc_barrier_init, tlc_bcast_init, tlc_reduce_init, tlc_allreduce_init, tlc_scan_init
+  public :: tlc_exscan_init, tlc_reduce_scatter_block_init, tlc_allgather_init, tlc_gather_init
+  public :: tlc_scatter_init, tlc_alltoall_init
+  public :: tlc_iallgatherv, tlc_igatherv, tlc_iscatterv, tlc_ialltoallv
+  public :: tlc_allgatherv_init, tlc_gatherv_init, tlc_scatterv_init, tlc_alltoallv_init
+
+  ! The form argument of the tlc_f_*_posted entries of tlc_fortran.c.
+  integer(c_int), parameter :: NONBLOCKING = 1, PERSISTENT = 2
 
   ! Mirrors tlc_team_options of tlc.h, field by field.
   type, bind(c) :: c_team_options
@@ -249,6 +268,217 @@ module tlc
       integer(c_int), value :: n_recv_counts, n_recv_displs
       integer(c_int) :: status
     end function c_alltoallv
+    ! The nonblocking and persistent forms (form NONBLOCKING or PERSISTENT): the buffers are
+    ! asynchronous, and passed on as they are (a buffer that is not contiguous is an error).
+    function c_bcast_posted(me, buf, root, form, request) bind(c, name="tlc_f_bcast_posted") &
+        result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(inout), asynchronous :: buf
+      integer(c_int), value :: root, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_bcast_posted
+    ! Each with an interface of its own: gfortran 12 miscompiles the first call through
+    ! `procedure(shape), bind(c, name=...)` here (by reference, Fortran descriptors).
+    function c_allreduce_posted(me, send, recv, op, form, request) &
+        bind(c, name="tlc_f_allreduce_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), value :: op, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_allreduce_posted
+    function c_scan_posted(me, send, recv, op, form, request) &
+        bind(c, name="tlc_f_scan_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), value :: op, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_scan_posted
+    function c_exscan_posted(me, send, recv, op, form, request) &
+        bind(c, name="tlc_f_exscan_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), value :: op, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_exscan_posted
+    function c_reduce_scatter_block_posted(me, send, recv, op, form, request) &
+        bind(c, name="tlc_f_reduce_scatter_block_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), value :: op, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_reduce_scatter_block_posted
+    function c_reduce_posted(me, send, recv, op, root, form, request) &
+        bind(c, name="tlc_f_reduce_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), value :: op, root, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_reduce_posted
+    function c_allgather_posted(me, send, recv, form, request) &
+        bind(c, name="tlc_f_allgather_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), value :: form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_allgather_posted
+    function c_alltoall_posted(me, send, recv, form, request) &
+        bind(c, name="tlc_f_alltoall_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), value :: form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_alltoall_posted
+    function c_gather_posted(me, send, recv, root, form, request) &
+        bind(c, name="tlc_f_gather_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), value :: root, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_gather_posted
+    function c_scatter_posted(me, send, recv, root, form, request) &
+        bind(c, name="tlc_f_scatter_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), value :: root, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_scatter_posted
+    ! The v-variants' posted forms: the counts are converted (and kept with the request) by the
+    ! C half.
+    function c_allgatherv_posted(me, send, recv, counts, n_counts, displs, n_displs, form, &
+                                 request) bind(c, name="tlc_f_allgatherv_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), intent(in) :: counts(*), displs(*)
+      integer(c_int), value :: n_counts, n_displs, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_allgatherv_posted
+    function c_gatherv_posted(me, send, recv, counts, n_counts, displs, n_displs, root, form, &
+                              request) bind(c, name="tlc_f_gatherv_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), intent(in) :: counts(*), displs(*)
+      integer(c_int), value :: n_counts, n_displs, root, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_gatherv_posted
+    function c_scatterv_posted(me, send, counts, n_counts, displs, n_displs, recv, root, form, &
+                               request) bind(c, name="tlc_f_scatterv_posted") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      integer(c_int), intent(in) :: counts(*), displs(*)
+      integer(c_int), value :: n_counts, n_displs
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), value :: root, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_scatterv_posted
+    function c_alltoallv_posted(me, send, send_counts, n_send_counts, send_displs, n_send_displs, &
+                                recv, recv_counts, n_recv_counts, recv_displs, n_recv_displs, &
+                                form, request) bind(c, name="tlc_f_alltoallv_posted") &
+        result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(*), dimension(..), intent(in), asynchronous :: send
+      integer(c_int), intent(in) :: send_counts(*), send_displs(*)
+      integer(c_int), value :: n_send_counts, n_send_displs
+      type(*), dimension(..), intent(inout), asynchronous :: recv
+      integer(c_int), intent(in) :: recv_counts(*), recv_displs(*)
+      integer(c_int), value :: n_recv_counts, n_recv_displs, form
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_alltoallv_posted
+    function c_ibarrier(me, request) bind(c, name="tlc_ibarrier") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_ibarrier
+    function c_barrier_init(me, request) bind(c, name="tlc_barrier_init") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      type(c_ptr), intent(out) :: request
+      integer(c_int) :: status
+    end function c_barrier_init
+    function c_wait(request) bind(c, name="tlc_wait") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), intent(inout) :: request
+      integer(c_int) :: status
+    end function c_wait
+    function c_start(request) bind(c, name="tlc_start") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), intent(inout) :: request
+      integer(c_int) :: status
+    end function c_start
+    function c_request_free(request) bind(c, name="tlc_request_free") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), intent(inout) :: request
+      integer(c_int) :: status
+    end function c_request_free
+    function c_test(request, flag) bind(c, name="tlc_test") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), intent(inout) :: request
+      integer(c_int), intent(out) :: flag
+      integer(c_int) :: status
+    end function c_test
+    function c_waitall(n, requests) bind(c, name="tlc_waitall") result(status)
+      import :: c_size_t, c_int, tlc_request
+      integer(c_size_t), value :: n
+      type(tlc_request), intent(inout) :: requests(*)
+      integer(c_int) :: status
+    end function c_waitall
+    function c_startall(n, requests) bind(c, name="tlc_startall") result(status)
+      import :: c_size_t, c_int, tlc_request
+      integer(c_size_t), value :: n
+      type(tlc_request), intent(inout) :: requests(*)
+      integer(c_int) :: status
+    end function c_startall
+    function c_waitany(n, requests, index) bind(c, name="tlc_waitany") result(status)
+      import :: c_size_t, c_int, tlc_request
+      integer(c_size_t), value :: n
+      type(tlc_request), intent(inout) :: requests(*)
+      integer(c_size_t), intent(out) :: index
+      integer(c_int) :: status
+    end function c_waitany
+    function c_request_active(request) bind(c, name="tlc_request_active") result(active)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: request
+      integer(c_int) :: active
+    end function c_request_active
   end interface
 
   ! The C functions of one shape, by name.
@@ -655,5 +885,429 @@ contains
                             size(recv_counts, kind=c_int), int(recv_displs, c_int), &
                             size(recv_displs, kind=c_int)), 'tlc_alltoallv', ierr)
   end subroutine tlc_alltoallv
+
+  ! ---- Nonblocking and persistent collectives ----
+  ! tlc_i<name>(me, <the arguments of tlc_<name>>, request, ierr) starts a collective and
+  ! returns at once; tlc_<name>_init(the same) makes a persistent call, started by tlc_start.
+  ! As in MPI: the buffers are tlc's until the request completes (until tlc_request_free for a
+  ! persistent call), and must be declared `asynchronous` where they are declared (the dummies
+  ! here are); they are passed on as they are, never copied, so a buffer that is not contiguous
+  ! is an error. Every thread of the team starts the same nonblocking calls and persistent inits
+  ! and starts in the same order, apart from the blocking calls.
+
+  subroutine tlc_ibarrier(me, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_ibarrier(me%handle, request%handle), 'tlc_ibarrier', ierr)
+  end subroutine tlc_ibarrier
+  subroutine tlc_barrier_init(me, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_barrier_init(me%handle, request%handle), 'tlc_barrier_init', ierr)
+  end subroutine tlc_barrier_init
+
+  subroutine tlc_ibcast(me, buffer, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(inout), asynchronous :: buffer
+    integer, intent(in) :: root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_bcast_posted(me%handle, buffer, int(root, c_int), NONBLOCKING, request%handle), &
+                'tlc_ibcast', ierr)
+  end subroutine tlc_ibcast
+  subroutine tlc_bcast_init(me, buffer, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(inout), asynchronous :: buffer
+    integer, intent(in) :: root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_bcast_posted(me%handle, buffer, int(root, c_int), PERSISTENT, request%handle), &
+                'tlc_bcast_init', ierr)
+  end subroutine tlc_bcast_init
+
+  subroutine tlc_ireduce(me, send, recv, op, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: op, root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_reduce_posted(me%handle, send, recv, int(op, c_int), int(root, c_int), &
+                NONBLOCKING, request%handle), &
+                'tlc_ireduce', ierr)
+  end subroutine tlc_ireduce
+  subroutine tlc_reduce_init(me, send, recv, op, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: op, root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_reduce_posted(me%handle, send, recv, int(op, c_int), int(root, c_int), &
+                PERSISTENT, request%handle), &
+                'tlc_reduce_init', ierr)
+  end subroutine tlc_reduce_init
+
+  subroutine tlc_iallreduce(me, send, recv, op, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: op
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_allreduce_posted(me%handle, send, recv, int(op, c_int), NONBLOCKING, &
+                request%handle), &
+                'tlc_iallreduce', ierr)
+  end subroutine tlc_iallreduce
+  subroutine tlc_allreduce_init(me, send, recv, op, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: op
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_allreduce_posted(me%handle, send, recv, int(op, c_int), PERSISTENT, &
+                request%handle), &
+                'tlc_allreduce_init', ierr)
+  end subroutine tlc_allreduce_init
+
+  subroutine tlc_iscan(me, send, recv, op, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: op
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_scan_posted(me%handle, send, recv, int(op, c_int), NONBLOCKING, &
+                request%handle), &
+                'tlc_iscan', ierr)
+  end subroutine tlc_iscan
+  subroutine tlc_scan_init(me, send, recv, op, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: op
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_scan_posted(me%handle, send, recv, int(op, c_int), PERSISTENT, request%handle), &
+                'tlc_scan_init', ierr)
+  end subroutine tlc_scan_init
+
+  subroutine tlc_iexscan(me, send, recv, op, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: op
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_exscan_posted(me%handle, send, recv, int(op, c_int), NONBLOCKING, &
+                request%handle), &
+                'tlc_iexscan', ierr)
+  end subroutine tlc_iexscan
+  subroutine tlc_exscan_init(me, send, recv, op, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: op
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_exscan_posted(me%handle, send, recv, int(op, c_int), PERSISTENT, &
+                request%handle), &
+                'tlc_exscan_init', ierr)
+  end subroutine tlc_exscan_init
+
+  subroutine tlc_ireduce_scatter_block(me, send, recv, op, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: op
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_reduce_scatter_block_posted(me%handle, send, recv, int(op, c_int), &
+                NONBLOCKING, request%handle), &
+                'tlc_ireduce_scatter_block', ierr)
+  end subroutine tlc_ireduce_scatter_block
+  subroutine tlc_reduce_scatter_block_init(me, send, recv, op, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: op
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_reduce_scatter_block_posted(me%handle, send, recv, int(op, c_int), &
+                PERSISTENT, request%handle), &
+                'tlc_reduce_scatter_block_init', ierr)
+  end subroutine tlc_reduce_scatter_block_init
+
+  subroutine tlc_iallgather(me, send, recv, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_allgather_posted(me%handle, send, recv, NONBLOCKING, request%handle), &
+                'tlc_iallgather', ierr)
+  end subroutine tlc_iallgather
+  subroutine tlc_allgather_init(me, send, recv, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_allgather_posted(me%handle, send, recv, PERSISTENT, request%handle), &
+                'tlc_allgather_init', ierr)
+  end subroutine tlc_allgather_init
+
+  subroutine tlc_ialltoall(me, send, recv, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_alltoall_posted(me%handle, send, recv, NONBLOCKING, request%handle), &
+                'tlc_ialltoall', ierr)
+  end subroutine tlc_ialltoall
+  subroutine tlc_alltoall_init(me, send, recv, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_alltoall_posted(me%handle, send, recv, PERSISTENT, request%handle), &
+                'tlc_alltoall_init', ierr)
+  end subroutine tlc_alltoall_init
+
+  subroutine tlc_igather(me, send, recv, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_gather_posted(me%handle, send, recv, int(root, c_int), NONBLOCKING, &
+                request%handle), &
+                'tlc_igather', ierr)
+  end subroutine tlc_igather
+  subroutine tlc_gather_init(me, send, recv, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_gather_posted(me%handle, send, recv, int(root, c_int), PERSISTENT, &
+                request%handle), &
+                'tlc_gather_init', ierr)
+  end subroutine tlc_gather_init
+
+  subroutine tlc_iscatter(me, send, recv, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_scatter_posted(me%handle, send, recv, int(root, c_int), NONBLOCKING, &
+                request%handle), &
+                'tlc_iscatter', ierr)
+  end subroutine tlc_iscatter
+  subroutine tlc_scatter_init(me, send, recv, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_scatter_posted(me%handle, send, recv, int(root, c_int), PERSISTENT, &
+                request%handle), &
+                'tlc_scatter_init', ierr)
+  end subroutine tlc_scatter_init
+
+  ! The v-variants: counts and displacements as in the blocking forms; they are copied when the
+  ! call starts (a persistent call keeps the copy of its init).
+  subroutine tlc_iallgatherv(me, send, recv, counts, displs, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: counts(:), displs(:)
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_allgatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, &
+                kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), NONBLOCKING, request%handle), &
+                'tlc_iallgatherv', ierr)
+  end subroutine tlc_iallgatherv
+  subroutine tlc_allgatherv_init(me, send, recv, counts, displs, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: counts(:), displs(:)
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_allgatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, &
+                kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), PERSISTENT, request%handle), &
+                'tlc_allgatherv_init', ierr)
+  end subroutine tlc_allgatherv_init
+  subroutine tlc_igatherv(me, send, recv, counts, displs, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: counts(:), displs(:), root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_gatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, &
+                kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), int(root, c_int), NONBLOCKING, &
+                request%handle), &
+                'tlc_igatherv', ierr)
+  end subroutine tlc_igatherv
+  subroutine tlc_gatherv_init(me, send, recv, counts, displs, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: counts(:), displs(:), root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_gatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, &
+                kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), int(root, c_int), PERSISTENT, &
+                request%handle), &
+                'tlc_gatherv_init', ierr)
+  end subroutine tlc_gatherv_init
+  subroutine tlc_iscatterv(me, send, counts, displs, recv, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: counts(:), displs(:), root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_scatterv_posted(me%handle, send, int(counts, c_int), size(counts, kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), recv, int(root, c_int), &
+                NONBLOCKING, request%handle), &
+                'tlc_iscatterv', ierr)
+  end subroutine tlc_iscatterv
+  subroutine tlc_scatterv_init(me, send, counts, displs, recv, root, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: counts(:), displs(:), root
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_scatterv_posted(me%handle, send, int(counts, c_int), size(counts, kind=c_int), &
+                int(displs, c_int), size(displs, kind=c_int), recv, int(root, c_int), &
+                PERSISTENT, request%handle), &
+                'tlc_scatterv_init', ierr)
+  end subroutine tlc_scatterv_init
+  subroutine tlc_ialltoallv(me, send, send_counts, send_displs, recv, recv_counts, &
+      recv_displs, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: send_counts(:), send_displs(:), recv_counts(:), recv_displs(:)
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_alltoallv_posted(me%handle, send, int(send_counts, c_int), &
+                size(send_counts, kind=c_int), &
+                int(send_displs, c_int), size(send_displs, kind=c_int), recv, &
+                int(recv_counts, c_int), size(recv_counts, kind=c_int), &
+                int(recv_displs, c_int), size(recv_displs, kind=c_int), NONBLOCKING, &
+                request%handle), &
+                'tlc_ialltoallv', ierr)
+  end subroutine tlc_ialltoallv
+  subroutine tlc_alltoallv_init(me, send, send_counts, send_displs, recv, recv_counts, &
+      recv_displs, request, ierr)
+    type(tlc_participant), intent(in) :: me
+    type(*), dimension(..), intent(in), asynchronous :: send
+    type(*), dimension(..), intent(inout), asynchronous :: recv
+    integer, intent(in) :: send_counts(:), send_displs(:), recv_counts(:), recv_displs(:)
+    type(tlc_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_alltoallv_posted(me%handle, send, int(send_counts, c_int), &
+                size(send_counts, kind=c_int), &
+                int(send_displs, c_int), size(send_displs, kind=c_int), recv, &
+                int(recv_counts, c_int), size(recv_counts, kind=c_int), &
+                int(recv_displs, c_int), size(recv_displs, kind=c_int), PERSISTENT, &
+                request%handle), &
+                'tlc_alltoallv_init', ierr)
+  end subroutine tlc_alltoallv_init
+
+  ! Waits until the call is complete for this thread; a nonblocking request becomes null, a
+  ! persistent one inactive.
+  subroutine tlc_wait(request, ierr)
+    type(tlc_request), intent(inout) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_wait(request%handle), 'tlc_wait', ierr)
+  end subroutine tlc_wait
+
+  ! Advances the call: flag = .true. once it is complete (then as tlc_wait).
+  subroutine tlc_test(request, flag, ierr)
+    type(tlc_request), intent(inout) :: request
+    logical, intent(out) :: flag
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: done, status
+    done = 1
+    status = c_test(request%handle, done)
+    flag = done /= 0
+    call finish(status, 'tlc_test', ierr)
+  end subroutine tlc_test
+
+  ! Waits for every request (each one completed even when some fail; the first error returned).
+  subroutine tlc_waitall(requests, ierr)
+    type(tlc_request), intent(inout) :: requests(:)
+    integer, intent(out), optional :: ierr
+    call finish(c_waitall(size(requests, kind=c_size_t), requests), 'tlc_waitall', ierr)
+  end subroutine tlc_waitall
+
+  ! Waits until one active request completes; index is its position in requests (from 1), or 0
+  ! when none is active.
+  subroutine tlc_waitany(requests, index, ierr)
+    type(tlc_request), intent(inout) :: requests(:)
+    integer, intent(out) :: index
+    integer, intent(out), optional :: ierr
+    integer(c_size_t) :: i
+    integer(c_int) :: status
+    i = 0
+    status = c_waitany(size(requests, kind=c_size_t), requests, i)
+    index = int(i) + 1
+    if (i == size(requests, kind=c_size_t)) index = 0
+    call finish(status, 'tlc_waitany', ierr)
+  end subroutine tlc_waitany
+
+  ! Starts a round of a persistent call.
+  subroutine tlc_start(request, ierr)
+    type(tlc_request), intent(inout) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_start(request%handle), 'tlc_start', ierr)
+  end subroutine tlc_start
+
+  ! Starts the persistent calls, in order.
+  subroutine tlc_startall(requests, ierr)
+    type(tlc_request), intent(inout) :: requests(:)
+    integer, intent(out), optional :: ierr
+    call finish(c_startall(size(requests, kind=c_size_t), requests), 'tlc_startall', ierr)
+  end subroutine tlc_startall
+
+  ! Releases a persistent call (or a nonblocking request nobody will wait for), waiting for an
+  ! active round first; request becomes null.
+  subroutine tlc_request_free(request, ierr)
+    type(tlc_request), intent(inout) :: request
+    integer, intent(out), optional :: ierr
+    call finish(c_request_free(request%handle), 'tlc_request_free', ierr)
+  end subroutine tlc_request_free
+
+  ! Whether the request is a call in progress for this thread.
+  logical function tlc_request_active(request)
+    type(tlc_request), intent(in) :: request
+    tlc_request_active = c_request_active(request%handle) /= 0
+  end function tlc_request_active
+
+  ! Whether the request is null (never started, completed nonblocking, or freed).
+  logical function tlc_request_is_null(request)
+    type(tlc_request), intent(in) :: request
+    tlc_request_is_null = .not. c_associated(request%handle)
+  end function tlc_request_is_null
 
 end module tlc

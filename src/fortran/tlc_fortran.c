@@ -1,8 +1,10 @@
 /* The C half of the Fortran module (tlc.f90): reads the Fortran descriptors of assumed-type,
  * assumed-rank arguments (ISO_Fortran_binding.h) and calls the C interface (tlc/tlc.h). One
  * procedure per collective thereby serves every kind and rank. A buffer this layer cannot
- * translate, or sizes that do not fit the collective, are rejected through tlc_reject, so the
- * other threads are not left waiting. */
+ * translate, or sizes that do not fit the collective, are rejected through tlc_reject (tlc_ireject
+ * for the nonblocking and persistent forms), so the other threads are not left waiting. The
+ * nonblocking and persistent forms pass the buffer's own memory on, never a copy: a buffer that
+ * is not contiguous is rejected. */
 #include <ISO_Fortran_binding.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -85,7 +87,25 @@ static bool read_buffer(const CFI_cdesc_t* d, const char* function, const char* 
   return true;
 }
 
-static int reject(tlc_participant* me, const failure* f) { return tlc_reject(me, f->message); }
+/* Which form of a collective a tlc_f_* entry makes (the argument `form` of the *_posted entries):
+ * the blocking call, tlc_i<name> or tlc_<name>_init. */
+enum { BLOCKING = 0, NONBLOCKING = 1, PERSISTENT = 2 };
+
+/* Calls tlc_<name>, tlc_i<name> or tlc_<name>_init with the arguments, as `form` says (the last
+ * two with `request`). */
+#define FORMS(name, ...)                                     \
+  (form == BLOCKING      ? tlc_##name(__VA_ARGS__)           \
+   : form == NONBLOCKING ? tlc_i##name(__VA_ARGS__, request) \
+                         : tlc_##name##_init(__VA_ARGS__, request))
+
+static const char* form_name(int form, const char* blocking, const char* nonblocking,
+                             const char* persistent) {
+  return form == BLOCKING ? blocking : form == NONBLOCKING ? nonblocking : persistent;
+}
+
+static int reject(tlc_participant* me, int form, const failure* f) {
+  return form == BLOCKING ? tlc_reject(me, f->message) : tlc_ireject(me, f->message);
+}
 
 /* Both buffers readable, of one element type; for reductions, one tlc can combine. */
 static bool read_pair(const CFI_cdesc_t* send, const CFI_cdesc_t* recv, const char* function,
@@ -121,166 +141,249 @@ int tlc_f_team_create(int has_comm, MPI_Fint comm, const tlc_team_options* optio
   return tlc_team_create(has_comm ? MPI_Comm_f2c(comm) : MPI_COMM_WORLD, options, team);
 }
 
-int tlc_f_bcast(tlc_participant* me, CFI_cdesc_t* buf, int root) {
+static int bcast(tlc_participant* me, CFI_cdesc_t* buf, int root, int form, tlc_request* request) {
+  const char* function = form_name(form, "tlc_bcast", "tlc_ibcast", "tlc_bcast_init");
   buffer b;
   failure f;
-  if (!read_buffer(buf, "tlc_bcast", "buffer", &b, &f) ||
-      (b.in_place && sizes_fail(&f, "tlc_bcast", "TLC_IN_PLACE", 0, 0)))
-    return reject(me, &f);
-  return tlc_bcast(me, b.data, b.count, b.type, root);
+  if (!read_buffer(buf, function, "buffer", &b, &f) ||
+      (b.in_place && sizes_fail(&f, function, "TLC_IN_PLACE", 0, 0)))
+    return reject(me, form, &f);
+  return FORMS(bcast, me, b.data, b.count, b.type, root);
 }
 
 /* allreduce, scan and exscan: the same shape. */
-typedef tlc_status (*elementwise_fn)(tlc_participant*, const void*, void*, size_t, tlc_datatype,
-                                     tlc_op);
-static int elementwise(elementwise_fn call, const char* function, tlc_participant* me,
-                       CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
+typedef enum elementwise_kind { ALLREDUCE, SCAN, EXSCAN } elementwise_kind;
+static int elementwise(elementwise_kind kind, const char* function, tlc_participant* me,
+                       CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int form,
+                       tlc_request* request) {
   buffer s, r;
   failure f;
   if (!read_pair(send, recv, function, true, &s, &r, &f) ||
       (r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, s.count)) ||
       (!s.in_place && s.count != r.count && sizes_fail(&f, function, "recv", r.count, s.count)))
-    return reject(me, &f);
-  return call(me, s.in_place ? TLC_IN_PLACE : s.data, r.data, r.count, r.type, op);
+    return reject(me, form, &f);
+  const void* from = s.in_place ? TLC_IN_PLACE : s.data;
+  switch (kind) {
+    case ALLREDUCE:
+      return FORMS(allreduce, me, from, r.data, r.count, r.type, op);
+    case SCAN:
+      return FORMS(scan, me, from, r.data, r.count, r.type, op);
+    default:
+      return FORMS(exscan, me, from, r.data, r.count, r.type, op);
+  }
 }
 
-int tlc_f_allreduce(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
-  return elementwise(tlc_allreduce, "tlc_allreduce", me, send, recv, op);
-}
-int tlc_f_scan(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
-  return elementwise(tlc_scan, "tlc_scan", me, send, recv, op);
-}
-int tlc_f_exscan(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
-  return elementwise(tlc_exscan, "tlc_exscan", me, send, recv, op);
-}
-
-int tlc_f_reduce(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int root) {
-  const char* function = "tlc_reduce";
+static int reduce(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int root,
+                  int form, tlc_request* request) {
+  const char* function = form_name(form, "tlc_reduce", "tlc_ireduce", "tlc_reduce_init");
   const bool at_root = tlc_rank(me) == root;
   buffer s, r;
   failure f;
-  if (!read_pair(send, recv, function, true, &s, &r, &f)) return reject(me, &f);
-  if (s.in_place) return tlc_reduce(me, TLC_IN_PLACE, r.data, r.count, r.type, op, root);
+  if (!read_pair(send, recv, function, true, &s, &r, &f)) return reject(me, form, &f);
+  if (s.in_place) return FORMS(reduce, me, TLC_IN_PLACE, r.data, r.count, r.type, op, root);
   if (at_root && (r.in_place || s.count != r.count)) {
     sizes_fail(&f, function, "the root's recv", r.in_place ? 0 : r.count, s.count);
-    return reject(me, &f);
+    return reject(me, form, &f);
   }
-  return tlc_reduce(me, s.data, at_root ? r.data : NULL, s.count, s.type, op, root);
+  return FORMS(reduce, me, s.data, at_root ? r.data : NULL, s.count, s.type, op, root);
 }
 
-int tlc_f_reduce_scatter_block(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
-  const char* function = "tlc_reduce_scatter_block";
+static int reduce_scatter_block(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op,
+                                int form, tlc_request* request) {
+  const char* function = form_name(form, "tlc_reduce_scatter_block", "tlc_ireduce_scatter_block",
+                                   "tlc_reduce_scatter_block_init");
   const size_t size = (size_t)tlc_size(me);
   buffer s, r;
   failure f;
   if (!read_pair(send, recv, function, true, &s, &r, &f) ||
       (r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, 0)))
-    return reject(me, &f);
+    return reject(me, form, &f);
   if (s.in_place) {
     if (r.count % size != 0) {
       sizes_fail(&f, function, "recv (in place)", r.count, (r.count / size + 1) * size);
-      return reject(me, &f);
+      return reject(me, form, &f);
     }
-    return tlc_reduce_scatter_block(me, TLC_IN_PLACE, r.data, r.count / size, r.type, op);
+    return FORMS(reduce_scatter_block, me, TLC_IN_PLACE, r.data, r.count / size, r.type, op);
   }
   if (s.count != size * r.count) {
     sizes_fail(&f, function, "send", s.count, size * r.count);
-    return reject(me, &f);
+    return reject(me, form, &f);
   }
-  return tlc_reduce_scatter_block(me, s.data, r.data, r.count, r.type, op);
+  return FORMS(reduce_scatter_block, me, s.data, r.data, r.count, r.type, op);
 }
 
-int tlc_f_allgather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv) {
-  const char* function = "tlc_allgather";
+static int allgather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int form,
+                     tlc_request* request) {
+  const char* function = form_name(form, "tlc_allgather", "tlc_iallgather", "tlc_allgather_init");
   const size_t size = (size_t)tlc_size(me);
   buffer s, r;
   failure f;
   if (!read_pair(send, recv, function, false, &s, &r, &f) ||
       (r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, 0)))
-    return reject(me, &f);
+    return reject(me, form, &f);
   const size_t count = s.in_place ? r.count / size : s.count;
   if (r.count != size * count) {
     sizes_fail(&f, function, "recv", r.count, size * count);
-    return reject(me, &f);
+    return reject(me, form, &f);
   }
-  return tlc_allgather(me, s.in_place ? TLC_IN_PLACE : s.data, r.data, count, r.type);
+  return FORMS(allgather, me, s.in_place ? TLC_IN_PLACE : s.data, r.data, count, r.type);
 }
 
-int tlc_f_gather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root) {
-  const char* function = "tlc_gather";
+static int gather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root, int form,
+                  tlc_request* request) {
+  const char* function = form_name(form, "tlc_gather", "tlc_igather", "tlc_gather_init");
   const size_t size = (size_t)tlc_size(me);
   const bool at_root = tlc_rank(me) == root;
   buffer s, r;
   failure f;
   if (!read_pair(send, recv, function, false, &s, &r, &f) ||
       (at_root && r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, 0)))
-    return reject(me, &f);
+    return reject(me, form, &f);
   if (!at_root) {
     if (s.in_place) {
       snprintf(f.message, sizeof f.message, "%s: TLC_IN_PLACE at a rank other than the root",
                function);
-      return reject(me, &f);
+      return reject(me, form, &f);
     }
-    return tlc_gather(me, s.data, NULL, s.count, s.type, root);
+    return FORMS(gather, me, s.data, NULL, s.count, s.type, root);
   }
   const size_t count = s.in_place ? r.count / size : s.count;
   if (r.count != size * count) {
     sizes_fail(&f, function, "the root's recv", r.count, size * count);
-    return reject(me, &f);
+    return reject(me, form, &f);
   }
-  return tlc_gather(me, s.in_place ? TLC_IN_PLACE : s.data, r.data, count, r.type, root);
+  return FORMS(gather, me, s.in_place ? TLC_IN_PLACE : s.data, r.data, count, r.type, root);
 }
 
-int tlc_f_scatter(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root) {
-  const char* function = "tlc_scatter";
+static int scatter(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root, int form,
+                   tlc_request* request) {
+  const char* function = form_name(form, "tlc_scatter", "tlc_iscatter", "tlc_scatter_init");
   const size_t size = (size_t)tlc_size(me);
   const bool at_root = tlc_rank(me) == root;
   buffer s, r;
   failure f;
   if (!read_buffer(send, function, "send", &s, &f) || !read_buffer(recv, function, "recv", &r, &f))
-    return reject(me, &f);
+    return reject(me, form, &f);
   if (!at_root) {
     if (r.in_place) {
       snprintf(f.message, sizeof f.message, "%s: TLC_IN_PLACE at a rank other than the root",
                function);
-      return reject(me, &f);
+      return reject(me, form, &f);
     }
-    return tlc_scatter(me, NULL, r.data, r.count, r.type, root);
+    return FORMS(scatter, me, NULL, r.data, r.count, r.type, root);
   }
   if (s.in_place) {
     snprintf(f.message, sizeof f.message, "%s: send cannot be TLC_IN_PLACE", function);
-    return reject(me, &f);
+    return reject(me, form, &f);
   }
   if (!r.in_place && s.type != r.type) {
     snprintf(f.message, sizeof f.message, "%s: send and recv have different types", function);
-    return reject(me, &f);
+    return reject(me, form, &f);
   }
   const size_t count = r.in_place ? s.count / size : r.count;
   if (s.count != size * count) {
     sizes_fail(&f, function, "the root's send", s.count, size * count);
-    return reject(me, &f);
+    return reject(me, form, &f);
   }
-  return tlc_scatter(me, s.data, r.in_place ? TLC_IN_PLACE : r.data, count, s.type, root);
+  return FORMS(scatter, me, s.data, r.in_place ? TLC_IN_PLACE : r.data, count, s.type, root);
 }
 
-int tlc_f_alltoall(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv) {
-  const char* function = "tlc_alltoall";
+static int alltoall(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int form,
+                    tlc_request* request) {
+  const char* function = form_name(form, "tlc_alltoall", "tlc_ialltoall", "tlc_alltoall_init");
   const size_t size = (size_t)tlc_size(me);
   buffer s, r;
   failure f;
   if (!read_pair(send, recv, function, false, &s, &r, &f) ||
       (r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, 0)))
-    return reject(me, &f);
+    return reject(me, form, &f);
   if ((!s.in_place && s.count != r.count) || r.count % size != 0) {
     sizes_fail(&f, function, "recv", r.count, s.in_place ? (r.count / size + 1) * size : s.count);
-    return reject(me, &f);
+    return reject(me, form, &f);
   }
-  return tlc_alltoall(me, s.in_place ? TLC_IN_PLACE : s.data, r.data, r.count / size, r.type);
+  return FORMS(alltoall, me, s.in_place ? TLC_IN_PLACE : s.data, r.data, r.count / size, r.type);
+}
+
+/* The entry points of tlc.f90: tlc_f_<name> (blocking) and tlc_f_<name>_posted (form
+ * NONBLOCKING or PERSISTENT, the request out). */
+int tlc_f_bcast(tlc_participant* me, CFI_cdesc_t* buf, int root) {
+  return bcast(me, buf, root, BLOCKING, NULL);
+}
+int tlc_f_bcast_posted(tlc_participant* me, CFI_cdesc_t* buf, int root, int form,
+                       tlc_request* request) {
+  return bcast(me, buf, root, form, request);
+}
+int tlc_f_reduce(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int root) {
+  return reduce(me, send, recv, op, root, BLOCKING, NULL);
+}
+int tlc_f_reduce_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int root,
+                        int form, tlc_request* request) {
+  return reduce(me, send, recv, op, root, form, request);
+}
+int tlc_f_allreduce(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
+  return elementwise(ALLREDUCE, "tlc_allreduce", me, send, recv, op, BLOCKING, NULL);
+}
+int tlc_f_allreduce_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op,
+                           int form, tlc_request* request) {
+  return elementwise(ALLREDUCE, form == NONBLOCKING ? "tlc_iallreduce" : "tlc_allreduce_init", me,
+                     send, recv, op, form, request);
+}
+int tlc_f_scan(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
+  return elementwise(SCAN, "tlc_scan", me, send, recv, op, BLOCKING, NULL);
+}
+int tlc_f_scan_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int form,
+                      tlc_request* request) {
+  return elementwise(SCAN, form == NONBLOCKING ? "tlc_iscan" : "tlc_scan_init", me, send, recv, op,
+                     form, request);
+}
+int tlc_f_exscan(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
+  return elementwise(EXSCAN, "tlc_exscan", me, send, recv, op, BLOCKING, NULL);
+}
+int tlc_f_exscan_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int form,
+                        tlc_request* request) {
+  return elementwise(EXSCAN, form == NONBLOCKING ? "tlc_iexscan" : "tlc_exscan_init", me, send,
+                     recv, op, form, request);
+}
+int tlc_f_reduce_scatter_block(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
+  return reduce_scatter_block(me, send, recv, op, BLOCKING, NULL);
+}
+int tlc_f_reduce_scatter_block_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv,
+                                      int op, int form, tlc_request* request) {
+  return reduce_scatter_block(me, send, recv, op, form, request);
+}
+int tlc_f_allgather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv) {
+  return allgather(me, send, recv, BLOCKING, NULL);
+}
+int tlc_f_allgather_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int form,
+                           tlc_request* request) {
+  return allgather(me, send, recv, form, request);
+}
+int tlc_f_gather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root) {
+  return gather(me, send, recv, root, BLOCKING, NULL);
+}
+int tlc_f_gather_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root,
+                        int form, tlc_request* request) {
+  return gather(me, send, recv, root, form, request);
+}
+int tlc_f_scatter(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root) {
+  return scatter(me, send, recv, root, BLOCKING, NULL);
+}
+int tlc_f_scatter_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root,
+                         int form, tlc_request* request) {
+  return scatter(me, send, recv, root, form, request);
+}
+int tlc_f_alltoall(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv) {
+  return alltoall(me, send, recv, BLOCKING, NULL);
+}
+int tlc_f_alltoall_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int form,
+                          tlc_request* request) {
+  return alltoall(me, send, recv, form, request);
 }
 
 /* --- The v-variants ---------------------------------------------------------------------------
  * Counts and displacements come from Fortran as default integers, one per rank, displacements
- * in elements from the start of the buffer (0-based, as in MPI). */
+ * in elements from the start of the buffer (0-based, as in MPI). The converted arrays of a
+ * nonblocking or persistent call are handed to its request (keep_or_free). */
 
 typedef struct layout {
   size_t* counts; /* in tlc elements (bytes for a type moved as bytes) */
@@ -326,11 +429,22 @@ static bool read_layout(tlc_participant* me, const char* function, const char* w
   }
   if (l->extent > b->count) {
     snprintf(f->message, sizeof f->message,
-             "%s: %s holds %zu elements, its counts and displacements reach element %zu",
-             function, what, b->count / b->scale, l->extent / b->scale);
+             "%s: %s holds %zu elements, its counts and displacements reach element %zu", function,
+             what, b->count / b->scale, l->extent / b->scale);
     return false;
   }
   return true;
+}
+
+/* The counts of a call that started as a request live as long as it (tlc_request_keep): tlc reads
+ * them until it completes. Otherwise they are freed now. */
+static void keep_or_free(int form, int status, tlc_request* request, layout* l) {
+  if (form != BLOCKING && status == TLC_SUCCESS && *request != TLC_REQUEST_NULL) {
+    tlc_request_keep(*request, l->counts);
+    tlc_request_keep(*request, l->displs);
+    l->counts = l->displs = NULL;
+  }
+  free_layout(l);
 }
 
 static bool in_place_fails(failure* f, const char* function, const char* what) {
@@ -343,9 +457,11 @@ static bool types_fail(failure* f, const char* function) {
   return true;
 }
 
-int tlc_f_allgatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
-                     int n_counts, const int* displs, int n_displs) {
-  const char* function = "tlc_allgatherv";
+static int allgatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
+                      int n_counts, const int* displs, int n_displs, int form,
+                      tlc_request* request) {
+  const char* function =
+      form_name(form, "tlc_allgatherv", "tlc_iallgatherv", "tlc_allgatherv_init");
   buffer s, r;
   failure f;
   layout l = {NULL, NULL, 0};
@@ -353,17 +469,18 @@ int tlc_f_allgatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, 
   if (!read_pair(send, recv, function, false, &s, &r, &f) ||
       (r.in_place && in_place_fails(&f, function, "recv")) ||
       !read_layout(me, function, "recv", &r, counts, n_counts, displs, n_displs, &l, &f))
-    status = reject(me, &f);
+    status = reject(me, form, &f);
   else
-    status = tlc_allgatherv(me, s.in_place ? TLC_IN_PLACE : s.data, s.count, r.data, l.counts,
-                            l.displs, r.type);
-  free_layout(&l);
+    status = FORMS(allgatherv, me, s.in_place ? TLC_IN_PLACE : s.data, s.count, r.data, l.counts,
+                   l.displs, r.type);
+  keep_or_free(form, status, request, &l);
   return status;
 }
 
-int tlc_f_gatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
-                  int n_counts, const int* displs, int n_displs, int root) {
-  const char* function = "tlc_gatherv";
+static int gatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
+                   int n_counts, const int* displs, int n_displs, int root, int form,
+                   tlc_request* request) {
+  const char* function = form_name(form, "tlc_gatherv", "tlc_igatherv", "tlc_gatherv_init");
   const bool at_root = tlc_rank(me) == root;
   buffer s, r;
   failure f;
@@ -371,47 +488,49 @@ int tlc_f_gatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, con
   int status;
   if (!read_pair(send, recv, function, false, &s, &r, &f) ||
       (at_root && r.in_place && in_place_fails(&f, function, "recv")) ||
-      (!at_root && s.in_place && in_place_fails(&f, function, "send at a rank other than the root")) ||
+      (!at_root && s.in_place &&
+       in_place_fails(&f, function, "send at a rank other than the root")) ||
       (at_root &&
        !read_layout(me, function, "recv", &r, counts, n_counts, displs, n_displs, &l, &f)))
-    status = reject(me, &f);
+    status = reject(me, form, &f);
   else
-    status = tlc_gatherv(me, s.in_place ? TLC_IN_PLACE : s.data, s.count,
-                         at_root ? r.data : NULL, l.counts, l.displs, s.in_place ? r.type : s.type,
-                         root);
-  free_layout(&l);
+    status = FORMS(gatherv, me, s.in_place ? TLC_IN_PLACE : s.data, s.count,
+                   at_root ? r.data : NULL, l.counts, l.displs, s.in_place ? r.type : s.type, root);
+  keep_or_free(form, status, request, &l);
   return status;
 }
 
-int tlc_f_scatterv(tlc_participant* me, CFI_cdesc_t* send, const int* counts, int n_counts,
-                   const int* displs, int n_displs, CFI_cdesc_t* recv, int root) {
-  const char* function = "tlc_scatterv";
+static int scatterv(tlc_participant* me, CFI_cdesc_t* send, const int* counts, int n_counts,
+                    const int* displs, int n_displs, CFI_cdesc_t* recv, int root, int form,
+                    tlc_request* request) {
+  const char* function = form_name(form, "tlc_scatterv", "tlc_iscatterv", "tlc_scatterv_init");
   const bool at_root = tlc_rank(me) == root;
   buffer s, r;
   failure f;
   layout l = {NULL, NULL, 0};
   int status;
   /* As in tlc_f_scatter: send is read at the root only, so elsewhere its type does not matter. */
-  if (!read_buffer(send, function, "send", &s, &f) || !read_buffer(recv, function, "recv", &r, &f) ||
+  if (!read_buffer(send, function, "send", &s, &f) ||
+      !read_buffer(recv, function, "recv", &r, &f) ||
       (s.in_place && in_place_fails(&f, function, "send")) ||
-      (!at_root && r.in_place && in_place_fails(&f, function, "recv at a rank other than the root")) ||
+      (!at_root && r.in_place &&
+       in_place_fails(&f, function, "recv at a rank other than the root")) ||
       (at_root && !r.in_place && s.type != r.type && types_fail(&f, function)) ||
       (at_root &&
        !read_layout(me, function, "send", &s, counts, n_counts, displs, n_displs, &l, &f)))
-    status = reject(me, &f);
+    status = reject(me, form, &f);
   else
-    status = tlc_scatterv(me, at_root ? s.data : NULL, l.counts, l.displs,
-                          r.in_place ? TLC_IN_PLACE : r.data, r.count, r.in_place ? s.type : r.type,
-                          root);
-  free_layout(&l);
+    status = FORMS(scatterv, me, at_root ? s.data : NULL, l.counts, l.displs,
+                   r.in_place ? TLC_IN_PLACE : r.data, r.count, r.in_place ? s.type : r.type, root);
+  keep_or_free(form, status, request, &l);
   return status;
 }
 
-int tlc_f_alltoallv(tlc_participant* me, CFI_cdesc_t* send, const int* send_counts,
-                    int n_send_counts, const int* send_displs, int n_send_displs,
-                    CFI_cdesc_t* recv, const int* recv_counts, int n_recv_counts,
-                    const int* recv_displs, int n_recv_displs) {
-  const char* function = "tlc_alltoallv";
+static int alltoallv(tlc_participant* me, CFI_cdesc_t* send, const int* send_counts,
+                     int n_send_counts, const int* send_displs, int n_send_displs,
+                     CFI_cdesc_t* recv, const int* recv_counts, int n_recv_counts,
+                     const int* recv_displs, int n_recv_displs, int form, tlc_request* request) {
+  const char* function = form_name(form, "tlc_alltoallv", "tlc_ialltoallv", "tlc_alltoallv_init");
   buffer s, r;
   failure f;
   layout sl = {NULL, NULL, 0}, rl = {NULL, NULL, 0};
@@ -419,14 +538,58 @@ int tlc_f_alltoallv(tlc_participant* me, CFI_cdesc_t* send, const int* send_coun
   if (!read_pair(send, recv, function, false, &s, &r, &f) ||
       (s.in_place && in_place_fails(&f, function, "send")) ||
       (r.in_place && in_place_fails(&f, function, "recv")) ||
-      !read_layout(me, function, "send", &s, send_counts, n_send_counts, send_displs,
-                   n_send_displs, &sl, &f) ||
-      !read_layout(me, function, "recv", &r, recv_counts, n_recv_counts, recv_displs,
-                   n_recv_displs, &rl, &f))
-    status = reject(me, &f);
+      !read_layout(me, function, "send", &s, send_counts, n_send_counts, send_displs, n_send_displs,
+                   &sl, &f) ||
+      !read_layout(me, function, "recv", &r, recv_counts, n_recv_counts, recv_displs, n_recv_displs,
+                   &rl, &f))
+    status = reject(me, form, &f);
   else
-    status = tlc_alltoallv(me, s.data, sl.counts, sl.displs, r.data, rl.counts, rl.displs, r.type);
-  free_layout(&sl);
-  free_layout(&rl);
+    status =
+        FORMS(alltoallv, me, s.data, sl.counts, sl.displs, r.data, rl.counts, rl.displs, r.type);
+  keep_or_free(form, status, request, &sl);
+  keep_or_free(form, status, request, &rl);
   return status;
+}
+
+int tlc_f_allgatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
+                     int n_counts, const int* displs, int n_displs) {
+  return allgatherv(me, send, recv, counts, n_counts, displs, n_displs, BLOCKING, NULL);
+}
+int tlc_f_allgatherv_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv,
+                            const int* counts, int n_counts, const int* displs, int n_displs,
+                            int form, tlc_request* request) {
+  return allgatherv(me, send, recv, counts, n_counts, displs, n_displs, form, request);
+}
+int tlc_f_gatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
+                  int n_counts, const int* displs, int n_displs, int root) {
+  return gatherv(me, send, recv, counts, n_counts, displs, n_displs, root, BLOCKING, NULL);
+}
+int tlc_f_gatherv_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv,
+                         const int* counts, int n_counts, const int* displs, int n_displs, int root,
+                         int form, tlc_request* request) {
+  return gatherv(me, send, recv, counts, n_counts, displs, n_displs, root, form, request);
+}
+int tlc_f_scatterv(tlc_participant* me, CFI_cdesc_t* send, const int* counts, int n_counts,
+                   const int* displs, int n_displs, CFI_cdesc_t* recv, int root) {
+  return scatterv(me, send, counts, n_counts, displs, n_displs, recv, root, BLOCKING, NULL);
+}
+int tlc_f_scatterv_posted(tlc_participant* me, CFI_cdesc_t* send, const int* counts, int n_counts,
+                          const int* displs, int n_displs, CFI_cdesc_t* recv, int root, int form,
+                          tlc_request* request) {
+  return scatterv(me, send, counts, n_counts, displs, n_displs, recv, root, form, request);
+}
+int tlc_f_alltoallv(tlc_participant* me, CFI_cdesc_t* send, const int* send_counts,
+                    int n_send_counts, const int* send_displs, int n_send_displs, CFI_cdesc_t* recv,
+                    const int* recv_counts, int n_recv_counts, const int* recv_displs,
+                    int n_recv_displs) {
+  return alltoallv(me, send, send_counts, n_send_counts, send_displs, n_send_displs, recv,
+                   recv_counts, n_recv_counts, recv_displs, n_recv_displs, BLOCKING, NULL);
+}
+int tlc_f_alltoallv_posted(tlc_participant* me, CFI_cdesc_t* send, const int* send_counts,
+                           int n_send_counts, const int* send_displs, int n_send_displs,
+                           CFI_cdesc_t* recv, const int* recv_counts, int n_recv_counts,
+                           const int* recv_displs, int n_recv_displs, int form,
+                           tlc_request* request) {
+  return alltoallv(me, send, send_counts, n_send_counts, send_displs, n_send_displs, recv,
+                   recv_counts, n_recv_counts, recv_displs, n_recv_displs, form, request);
 }
