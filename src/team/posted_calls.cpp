@@ -2,6 +2,7 @@
 #include "team/posted_calls.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -56,7 +57,7 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
   std::uint64_t sequence = 0;
   bool last = false;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<BriefLock> lock(order_lock_);
     if (counts && threads_[i].in_progress >= limit_)
       throw_too_many(team, me, threads_[i].in_progress);
     sequence = ++threads_[i].started;
@@ -177,13 +178,23 @@ void PostedCalls::help_pack(PostedCall& call, std::uint64_t round) {
 }
 
 void PostedCalls::advance_order(TeamImpl& team, std::uint64_t sequence, Packed packed) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  packed_.emplace(sequence, std::move(packed));
-  // Post every packed call whose turn has come, in the order of the calls.
-  for (auto it = packed_.find(next_to_post_); it != packed_.end();
-       it = packed_.find(next_to_post_)) {
-    Packed p = std::move(it->second);
-    packed_.erase(it);
+  std::lock_guard<BriefLock> lock(order_lock_);
+  // Post every packed call whose turn has come, in the order of the calls; the common case, a
+  // call whose turn it is, without a detour through the map.
+  std::optional<Packed> now;
+  if (sequence == next_to_post_)
+    now.emplace(std::move(packed));
+  else
+    packed_.emplace(sequence, std::move(packed));
+  while (true) {
+    if (!now) {
+      auto it = packed_.find(next_to_post_);
+      if (it == packed_.end()) break;
+      now.emplace(std::move(it->second));
+      packed_.erase(it);
+    }
+    Packed p = std::move(*now);
+    now.reset();
     ++next_to_post_;
     if (!p.call) continue;  // a persistent init holds its place in the order only
     if (!p.failure && team.processes() > 1) {

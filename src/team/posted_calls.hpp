@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <mpi.h>
@@ -31,11 +32,35 @@
 #include <tlc/detail/call.hpp>
 
 #include "inter/posted_op.hpp"
+#include "team/wait_policy.hpp"
 
 namespace tlc::detail {
 
 class TeamImpl;
 class ProcessComm;
+
+// The lock of the posted calls' order: held for a map lookup or two, by threads that start
+// calls at nearly the same moment. A std::mutex that loses the race puts the thread to sleep in
+// the kernel, and waking it costs far more than the critical section; this one spins briefly,
+// then yields the core (an oversubscribed node may have descheduled the holder).
+class BriefLock {
+ public:
+  void lock() noexcept {
+    for (int attempt = 0; locked_.exchange(true, std::memory_order_acquire); ++attempt) {
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (++attempt < 128) {
+          cpu_relax();
+        } else {
+          std::this_thread::yield();
+        }
+      }
+    }
+  }
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
 
 // One thread's arguments to a posted call.
 struct PostedEntry {
@@ -133,7 +158,7 @@ class PostedCalls {
   // turn has come.
   void advance_order(TeamImpl& team, std::uint64_t sequence, Packed packed);
 
-  std::mutex mutex_;
+  BriefLock order_lock_;
   // Per thread, written by that thread only (a cache line each).
   struct alignas(64) Counters {
     std::uint64_t started = 0;  // its calls started so far: the place of the next in its order

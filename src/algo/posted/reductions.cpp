@@ -16,6 +16,7 @@
 #include <cstring>
 #include <vector>
 
+#include "algo/algorithms.hpp"
 #include "algo/posted/schedule.hpp"
 #include "inter/process_comm.hpp"
 #include "intra/prefix.hpp"
@@ -29,9 +30,10 @@ namespace {
 const Call& first_call(const PostedCall& call) { return call.entries[0].call; }
 std::size_t element_bytes(const PostedCall& call) { return first_call(call).type.size; }
 
-std::vector<const void*> contributions(const PostedCall& call) {
-  std::vector<const void*> inputs;
-  for (const PostedEntry& e : call.entries) inputs.push_back(e.contribution);
+// Per-thread scratch (algo/algorithms.hpp): no allocation per call.
+std::span<const void*> contributions(const PostedCall& call) {
+  std::span<const void*> inputs = input_pointers(call.entries.size());
+  for (std::size_t t = 0; t < call.entries.size(); ++t) inputs[t] = call.entries[t].contribution;
   return inputs;
 }
 
@@ -89,7 +91,7 @@ void pack_reduction_task(PostedCall& call, int task) {
   const auto threads = static_cast<std::size_t>(team.threads());
   const std::size_t elements = pack_elements(call);
   const Slice slice = slice_of(elements, e, task, task_count(call));
-  const std::vector<const void*> inputs = contributions(call);
+  const std::span<const void*> inputs = contributions(call);
   const bool direct = outputs_in_pack(call);
   switch (c.collective) {
     case Collective::reduce:
@@ -108,7 +110,7 @@ void pack_reduction_task(PostedCall& call, int task) {
       return;
     }
     default: {  // scan, exscan
-      std::vector<void*> prefixes(threads);
+      std::span<void*> prefixes = output_pointers(threads);
       if (direct) {
         for (std::size_t t = 0; t < threads; ++t) prefixes[t] = call.entries[t].call.recv;
         prefix_slice(inputs, prefixes, e, slice, c.combine, c.op_object,
