@@ -2,6 +2,8 @@
 // team would get for the given options, and the MPI library tlc was built against; --predict
 // evaluates the cost model for any team shape (docs/model.md). Runs without MPI_Init and without
 // a launcher, so it can be used on a login node or with --xml.
+#include <mpi.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -439,6 +441,14 @@ int run(const Settings& settings) {
   const tlc::Placement plan = tlc::Placement::plan(topology, settings.request);
   std::cout << plan.describe() << '\n';
   std::cout << "MPI library: " << first_line(tlc::Environment::mpi_library_version()) << '\n';
+  // tlc is built against the same mpi.h as this tool (a link-time check refuses a mix).
+  std::cout << "Persistent calls across processes: "
+            << (MPI_VERSION >= 4
+                    ? "MPI's persistent collectives (MPI_Allreduce_init, ...), made at the first "
+                      "start and started every round"
+                    : "the nonblocking collective every round (this MPI has no persistent "
+                      "collectives)")
+            << '\n';
   if (settings.algorithms) print_algorithms(settings, plan);
   return 0;
 }

@@ -97,6 +97,54 @@ inline int get_count(const MPI_Status* s, MPI_Datatype t, MPI_Count* n) {
   return MPI_Get_count_c(s, t, n);
 }
 
+// MPI 4's persistent collectives: made once, then started with MPI_Start for every round.
+inline constexpr bool persistent_collectives = true;
+inline int barrier_init(MPI_Comm c, MPI_Request* r) {
+  return MPI_Barrier_init(c, MPI_INFO_NULL, r);
+}
+inline int bcast_init(void* b, MPI_Count n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request* r) {
+  return MPI_Bcast_init_c(b, n, t, root, c, MPI_INFO_NULL, r);
+}
+inline int allreduce_init(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, MPI_Comm c,
+                          MPI_Request* r) {
+  return MPI_Allreduce_init_c(s, b, n, t, o, c, MPI_INFO_NULL, r);
+}
+inline int reduce_init(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, int root,
+                       MPI_Comm c, MPI_Request* r) {
+  return MPI_Reduce_init_c(s, b, n, t, o, root, c, MPI_INFO_NULL, r);
+}
+inline int reduce_scatter_init(const void* s, void* b, const MPI_Count* n, MPI_Datatype t, MPI_Op o,
+                               MPI_Comm c, MPI_Request* r) {
+  return MPI_Reduce_scatter_init_c(s, b, n, t, o, c, MPI_INFO_NULL, r);
+}
+inline int reduce_scatter_block_init(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o,
+                                     MPI_Comm c, MPI_Request* r) {
+  return MPI_Reduce_scatter_block_init_c(s, b, n, t, o, c, MPI_INFO_NULL, r);
+}
+inline int exscan_init(const void* s, void* b, MPI_Count n, MPI_Datatype t, MPI_Op o, MPI_Comm c,
+                       MPI_Request* r) {
+  return MPI_Exscan_init_c(s, b, n, t, o, c, MPI_INFO_NULL, r);
+}
+inline int allgatherv_init(const void* s, MPI_Count sn, MPI_Datatype st, void* b,
+                           const MPI_Count* n, const MPI_Aint* d, MPI_Datatype t, MPI_Comm c,
+                           MPI_Request* r) {
+  return MPI_Allgatherv_init_c(s, sn, st, b, n, d, t, c, MPI_INFO_NULL, r);
+}
+inline int gatherv_init(const void* s, MPI_Count sn, MPI_Datatype st, void* b, const MPI_Count* n,
+                        const MPI_Aint* d, MPI_Datatype t, int root, MPI_Comm c, MPI_Request* r) {
+  return MPI_Gatherv_init_c(s, sn, st, b, n, d, t, root, c, MPI_INFO_NULL, r);
+}
+inline int scatterv_init(const void* s, const MPI_Count* sn, const MPI_Aint* sd, MPI_Datatype st,
+                         void* b, MPI_Count n, MPI_Datatype t, int root, MPI_Comm c,
+                         MPI_Request* r) {
+  return MPI_Scatterv_init_c(s, sn, sd, st, b, n, t, root, c, MPI_INFO_NULL, r);
+}
+inline int alltoallv_init(const void* s, const MPI_Count* sn, const MPI_Aint* sd, MPI_Datatype st,
+                          void* b, const MPI_Count* n, const MPI_Aint* d, MPI_Datatype t,
+                          MPI_Comm c, MPI_Request* r) {
+  return MPI_Alltoallv_init_c(s, sn, sd, st, b, n, d, t, c, MPI_INFO_NULL, r);
+}
+
 #else  // MPI 3.x: int counts
 
 [[noreturn]] inline void too_large(const char* what) {
@@ -195,6 +243,32 @@ inline int imrecv(void* b, MPI_Count n, MPI_Datatype t, MPI_Message* m, MPI_Requ
 inline int get_count(const MPI_Status* s, MPI_Datatype t, MPI_Count* n) {
   return MPI_Get_elements_x(s, t, n);
 }
+
+// Before MPI 4 there are no persistent collectives (Open MPI 4.1 has them only as its MPIX_
+// extension): the persistent calls post the nonblocking collective every round, and these names
+// exist only so that the code that would make them compiles; nothing calls them.
+inline constexpr bool persistent_collectives = false;
+template <class... Args>
+int no_persistent_collectives(Args...) {
+  return MPI_ERR_OTHER;
+}
+#define TLC_NO_PERSISTENT(name)                \
+  template <class... Args>                     \
+  int name(Args... args) {                     \
+    return no_persistent_collectives(args...); \
+  }
+TLC_NO_PERSISTENT(barrier_init)
+TLC_NO_PERSISTENT(bcast_init)
+TLC_NO_PERSISTENT(allreduce_init)
+TLC_NO_PERSISTENT(reduce_init)
+TLC_NO_PERSISTENT(reduce_scatter_init)
+TLC_NO_PERSISTENT(reduce_scatter_block_init)
+TLC_NO_PERSISTENT(exscan_init)
+TLC_NO_PERSISTENT(allgatherv_init)
+TLC_NO_PERSISTENT(gatherv_init)
+TLC_NO_PERSISTENT(scatterv_init)
+TLC_NO_PERSISTENT(alltoallv_init)
+#undef TLC_NO_PERSISTENT
 
 #endif
 

@@ -78,8 +78,8 @@ void isend_alltoallv(ProcessComm& lane, const std::byte* send,
                      std::span<const std::size_t> recv_displs);
 
 // ---- fragments: messages gathered from several buffers (p2p_alltoall.cpp) ----
-// The alltoall led by arrival (algo/arrival/alltoall.cpp) sends the blocks of several threads for one
-// destination in one message, and its receiver does not know in advance how the sender grouped
+// The alltoall led by arrival (algo/arrival/alltoall.cpp) sends the blocks of several threads for
+// one destination in one message, and its receiver does not know in advance how the sender grouped
 // them ([Parsons] section 3.7.3, opportunistic fragmentation).
 
 // The blocks of block_bytes bytes at one offset of each buffer of `sources`, in order, as one

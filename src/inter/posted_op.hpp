@@ -62,19 +62,33 @@ class PostedOp {
   PostedOp() = default;
   PostedOp(const PostedOp&) = delete;
   PostedOp& operator=(const PostedOp&) = delete;
+  // Frees a persistent request (inactive by then: every round was completed).
+  ~PostedOp();
 
-  // Whether MPI still holds the operation (false before posting, for operations that had
-  // nothing to move, and once completed).
-  bool pending() const noexcept { return request_ != MPI_REQUEST_NULL; }
   const char* what() const noexcept { return what_; }
+  // The operation is posted with the same arguments every round (a persistent call): with an
+  // MPI library that has persistent collectives (MPI 4) the first post makes MPI's persistent
+  // request and every post starts it. Set before the first post.
+  void set_repeated() noexcept { repeated_ = true; }
+  // Whether MPI's persistent request serves it.
+  bool persistent() const noexcept { return persistent_made_; }
 
  private:
   friend class ProcessComm;
   // After MPI completed the request: the copy back, then the user op's exception.
   void finish();
 
+  // The reduction of this operation: made at the first post of a persistent request (whose
+  // datatype must live as long as it), at every post otherwise.
+  const Reduction& reduction(const Call& call, MPI_Op commutative, MPI_Op ordered) {
+    if (persistent_made_ && reduction_) return *reduction_;
+    return reduction_.emplace(call, commutative, ordered);
+  }
+
   MPI_Request request_ = MPI_REQUEST_NULL;
   const char* what_ = "";
+  bool repeated_ = false;
+  bool persistent_made_ = false;
   std::optional<Reduction> reduction_;
   // Where the result goes once complete, when MPI could not write it in place.
   void* copy_to_ = nullptr;

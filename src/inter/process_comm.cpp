@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <tlc/error.hpp>
@@ -170,16 +171,47 @@ void Reduction::rethrow_if_failed() {
 
 void PostedOp::finish() {
   if (copy_bytes_) std::memcpy(copy_to_, scratch_.data(), copy_bytes_);
-  copy_bytes_ = 0;
+  if (!persistent_made_) copy_bytes_ = 0;  // a persistent request copies back every round
   if (reduction_) reduction_->rethrow_if_failed();
+}
+
+PostedOp::~PostedOp() {
+  if (!persistent_made_ || request_ == MPI_REQUEST_NULL) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized || mpi_operation_abandoned()) return;
+  auto lock = serialize_mpi();
+  MPI_Request_free(&request_);
 }
 
 template <class Nonblocking>
 void ProcessComm::post(PostedOp& op, const char* what, Nonblocking nonblocking) {
+  post(op, what, nonblocking, nullptr);
+}
+
+template <class Nonblocking, class Init>
+void ProcessComm::post(PostedOp& op, const char* what, Nonblocking nonblocking, Init init) {
   op.what_ = what;
   auto lock = serialize();
+  if (op.persistent_made_) {
+    check_mpi(MPI_Start(&op.request_), "MPI_Start");
+    return;
+  }
   large::int_copies_for() = &op.int_copies_;
-  const int status = nonblocking(&op.request_);
+  int status = MPI_SUCCESS;
+  if constexpr (!std::is_same_v<Init, std::nullptr_t>) {
+    if (op.repeated_ && large::persistent_collectives) {
+      status = init(&op.request_);
+      if (status == MPI_SUCCESS) {
+        op.persistent_made_ = true;
+        status = MPI_Start(&op.request_);
+      }
+    } else {
+      status = nonblocking(&op.request_);
+    }
+  } else {
+    status = nonblocking(&op.request_);
+  }
   large::int_copies_for() = nullptr;
   check_mpi(status, what);
 }
@@ -289,14 +321,21 @@ void ProcessComm::alltoallv(const void* send, std::span<const MPI_Count> send_by
 }
 
 void ProcessComm::post_barrier(PostedOp& op) {
-  post(op, "MPI_Barrier", [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
+  post(
+      op, "MPI_Barrier", [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); },
+      [&](MPI_Request* r) { return large::barrier_init(comm_, r); });
 }
 
 void ProcessComm::post_bcast(PostedOp& op, void* buf, std::size_t bytes, int root) {
   if (bytes == 0) return;
-  post(op, "MPI_Bcast", [&](MPI_Request* r) {
-    return large::ibcast(buf, mpi_count(bytes), MPI_BYTE, root, comm_, r);
-  });
+  post(
+      op, "MPI_Bcast",
+      [&](MPI_Request* r) {
+        return large::ibcast(buf, mpi_count(bytes), MPI_BYTE, root, comm_, r);
+      },
+      [&](MPI_Request* r) {
+        return large::bcast_init(buf, mpi_count(bytes), MPI_BYTE, root, comm_, r);
+      });
 }
 
 // MPI_IN_PLACE in allreduce and allgather must be given by all processes or by none (MPI 4.0
@@ -310,16 +349,23 @@ void ProcessComm::post_allreduce(PostedOp& op, const void* send, void* buf, std:
                                  const Call& c) {
   if (count == 0) return;
   if (send && send != buf) std::memcpy(buf, send, count * c.type.size);
-  const Reduction& red = op.reduction_.emplace(c, user_op_commutative_, user_op_ordered_);
-  post(op, "MPI_Allreduce", [&](MPI_Request* r) {
-    return large::iallreduce(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_, r);
-  });
+  const Reduction& red = op.reduction(c, user_op_commutative_, user_op_ordered_);
+  post(
+      op, "MPI_Allreduce",
+      [&](MPI_Request* r) {
+        return large::iallreduce(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_,
+                                 r);
+      },
+      [&](MPI_Request* r) {
+        return large::allreduce_init(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(),
+                                     comm_, r);
+      });
 }
 
 void ProcessComm::post_reduce_in_place(PostedOp& op, void* buf, std::size_t count, const Call& c,
                                        int root) {
   if (count == 0) return;
-  const Reduction& red = op.reduction_.emplace(c, user_op_commutative_, user_op_ordered_);
+  const Reduction& red = op.reduction(c, user_op_commutative_, user_op_ordered_);
   // MPICH 4.0 (Debian 12) crashes in MPI_Reduce with MPI_IN_PLACE at a root other than 0 for
   // messages of a few KiB and more (reduce-scatter-gather path; reproduced with plain
   // MPI_Reduce). Such a root reduces into scratch memory and copies back: one local copy.
@@ -331,9 +377,15 @@ void ProcessComm::post_reduce_in_place(PostedOp& op, void* buf, std::size_t coun
   }
   const void* send = rank_ == root && !copy_back ? MPI_IN_PLACE : buf;
   void* recv = rank_ != root ? nullptr : copy_back ? op.scratch_.data() : buf;
-  post(op, "MPI_Reduce", [&](MPI_Request* r) {
-    return large::ireduce(send, recv, mpi_count(count), red.type(), red.op(), root, comm_, r);
-  });
+  post(
+      op, "MPI_Reduce",
+      [&](MPI_Request* r) {
+        return large::ireduce(send, recv, mpi_count(count), red.type(), red.op(), root, comm_, r);
+      },
+      [&](MPI_Request* r) {
+        return large::reduce_init(send, recv, mpi_count(count), red.type(), red.op(), root, comm_,
+                                  r);
+      });
 }
 
 void ProcessComm::post_reduce_scatter(PostedOp& op, const void* send, void* recv,
@@ -342,10 +394,16 @@ void ProcessComm::post_reduce_scatter(PostedOp& op, const void* send, void* recv
   for (MPI_Count n : counts) total += n;
   if (total == 0) return;
   send = apart(send, recv);
-  const Reduction& red = op.reduction_.emplace(c, user_op_commutative_, user_op_ordered_);
-  post(op, "MPI_Reduce_scatter", [&](MPI_Request* r) {
-    return large::ireduce_scatter(send, recv, counts.data(), red.type(), red.op(), comm_, r);
-  });
+  const Reduction& red = op.reduction(c, user_op_commutative_, user_op_ordered_);
+  post(
+      op, "MPI_Reduce_scatter",
+      [&](MPI_Request* r) {
+        return large::ireduce_scatter(send, recv, counts.data(), red.type(), red.op(), comm_, r);
+      },
+      [&](MPI_Request* r) {
+        return large::reduce_scatter_init(send, recv, counts.data(), red.type(), red.op(), comm_,
+                                          r);
+      });
 }
 
 void ProcessComm::reduce_scatter_block(const void* send, void* recv, std::size_t count,
@@ -353,29 +411,47 @@ void ProcessComm::reduce_scatter_block(const void* send, void* recv, std::size_t
   if (count == 0) return;
   send = apart(send, recv);
   PostedOp op;
-  const Reduction& red = op.reduction_.emplace(c, user_op_commutative_, user_op_ordered_);
-  post(op, "MPI_Reduce_scatter_block", [&](MPI_Request* r) {
-    return large::ireduce_scatter_block(send, recv, mpi_count(count), red.type(), red.op(), comm_,
-                                        r);
-  });
+  const Reduction& red = op.reduction(c, user_op_commutative_, user_op_ordered_);
+  post(
+      op, "MPI_Reduce_scatter_block",
+      [&](MPI_Request* r) {
+        return large::ireduce_scatter_block(send, recv, mpi_count(count), red.type(), red.op(),
+                                            comm_, r);
+      },
+      [&](MPI_Request* r) {
+        return large::reduce_scatter_block_init(send, recv, mpi_count(count), red.type(), red.op(),
+                                                comm_, r);
+      });
   complete(op);
 }
 
 void ProcessComm::post_exscan_in_place(PostedOp& op, void* buf, std::size_t count, const Call& c) {
   if (count == 0) return;
-  const Reduction& red = op.reduction_.emplace(c, user_op_commutative_, user_op_ordered_);
-  post(op, "MPI_Exscan", [&](MPI_Request* r) {
-    return large::iexscan(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_, r);
-  });
+  const Reduction& red = op.reduction(c, user_op_commutative_, user_op_ordered_);
+  post(
+      op, "MPI_Exscan",
+      [&](MPI_Request* r) {
+        return large::iexscan(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_, r);
+      },
+      [&](MPI_Request* r) {
+        return large::exscan_init(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(), comm_,
+                                  r);
+      });
 }
 
 void ProcessComm::post_allgatherv_in_place(PostedOp& op, void* buf,
                                            std::span<const MPI_Count> bytes,
                                            std::span<const MPI_Aint> displs) {
-  post(op, "MPI_Allgatherv", [&](MPI_Request* r) {
-    return large::iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, bytes.data(), displs.data(),
-                              MPI_BYTE, comm_, r);
-  });
+  post(
+      op, "MPI_Allgatherv",
+      [&](MPI_Request* r) {
+        return large::iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, bytes.data(),
+                                  displs.data(), MPI_BYTE, comm_, r);
+      },
+      [&](MPI_Request* r) {
+        return large::allgatherv_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, bytes.data(),
+                                      displs.data(), MPI_BYTE, comm_, r);
+      });
 }
 
 // In place on every process, as allreduce above.
@@ -401,11 +477,18 @@ void ProcessComm::post_gatherv(PostedOp& op, const void* send, std::size_t send_
                                int root) {
   const bool at_root = rank_ == root;
   const void* s = at_root ? MPI_IN_PLACE : apart(send, recv);
-  post(op, "MPI_Gatherv", [&](MPI_Request* r) {
-    return large::igatherv(s, mpi_count(send_bytes), MPI_BYTE, recv,
-                           at_root ? bytes.data() : nullptr, at_root ? displs.data() : nullptr,
-                           MPI_BYTE, root, comm_, r);
-  });
+  post(
+      op, "MPI_Gatherv",
+      [&](MPI_Request* r) {
+        return large::igatherv(s, mpi_count(send_bytes), MPI_BYTE, recv,
+                               at_root ? bytes.data() : nullptr, at_root ? displs.data() : nullptr,
+                               MPI_BYTE, root, comm_, r);
+      },
+      [&](MPI_Request* r) {
+        return large::gatherv_init(s, mpi_count(send_bytes), MPI_BYTE, recv,
+                                   at_root ? bytes.data() : nullptr,
+                                   at_root ? displs.data() : nullptr, MPI_BYTE, root, comm_, r);
+      });
 }
 
 void ProcessComm::post_scatterv(PostedOp& op, const void* send, std::span<const MPI_Count> bytes,
@@ -414,11 +497,18 @@ void ProcessComm::post_scatterv(PostedOp& op, const void* send, std::span<const 
   const bool at_root = rank_ == root;
   void* rv = at_root ? MPI_IN_PLACE : recv;
   if (!at_root) send = apart(send, recv);
-  post(op, "MPI_Scatterv", [&](MPI_Request* r) {
-    return large::iscatterv(send, at_root ? bytes.data() : nullptr,
-                            at_root ? displs.data() : nullptr, MPI_BYTE, rv, mpi_count(recv_bytes),
-                            MPI_BYTE, root, comm_, r);
-  });
+  post(
+      op, "MPI_Scatterv",
+      [&](MPI_Request* r) {
+        return large::iscatterv(send, at_root ? bytes.data() : nullptr,
+                                at_root ? displs.data() : nullptr, MPI_BYTE, rv,
+                                mpi_count(recv_bytes), MPI_BYTE, root, comm_, r);
+      },
+      [&](MPI_Request* r) {
+        return large::scatterv_init(send, at_root ? bytes.data() : nullptr,
+                                    at_root ? displs.data() : nullptr, MPI_BYTE, rv,
+                                    mpi_count(recv_bytes), MPI_BYTE, root, comm_, r);
+      });
 }
 
 void ProcessComm::post_alltoallv(PostedOp& op, const void* send,
@@ -427,10 +517,16 @@ void ProcessComm::post_alltoallv(PostedOp& op, const void* send,
                                  std::span<const MPI_Count> recv_bytes,
                                  std::span<const MPI_Aint> recv_displs) {
   send = apart(send, recv);
-  post(op, "MPI_Alltoallv", [&](MPI_Request* r) {
-    return large::ialltoallv(send, send_bytes.data(), send_displs.data(), MPI_BYTE, recv,
-                             recv_bytes.data(), recv_displs.data(), MPI_BYTE, comm_, r);
-  });
+  post(
+      op, "MPI_Alltoallv",
+      [&](MPI_Request* r) {
+        return large::ialltoallv(send, send_bytes.data(), send_displs.data(), MPI_BYTE, recv,
+                                 recv_bytes.data(), recv_displs.data(), MPI_BYTE, comm_, r);
+      },
+      [&](MPI_Request* r) {
+        return large::alltoallv_init(send, send_bytes.data(), send_displs.data(), MPI_BYTE, recv,
+                                     recv_bytes.data(), recv_displs.data(), MPI_BYTE, comm_, r);
+      });
 }
 
 }  // namespace tlc::detail

@@ -160,6 +160,10 @@ class ProcessComm {
   // MPI-3 libraries alive).
   template <class Nonblocking>
   void post(PostedOp& op, const char* what, Nonblocking nonblocking);
+  // The same with MPI's persistent form (init makes the request), used for an op set repeated:
+  // made at the first post, started at every post.
+  template <class Nonblocking, class Init>
+  void post(PostedOp& op, const char* what, Nonblocking nonblocking, Init init);
   // Posts the non-blocking form of an MPI call and completes it in the wait loop.
   template <class Nonblocking>
   void call(const char* what, Nonblocking nonblocking);

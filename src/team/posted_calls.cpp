@@ -18,7 +18,9 @@ PostedCall::PostedCall(TeamImpl& team_, bool persistent_)
       persistent(persistent_),
       alive(team_.alive_token()),
       entries(static_cast<std::size_t>(team_.threads())),
-      round_sequence(static_cast<std::size_t>(team_.threads()), 0) {}
+      round_sequence(static_cast<std::size_t>(team_.threads()), 0) {
+  if (persistent) network.set_repeated();
+}
 
 void PostedCalls::prepare(int threads, int limit) {
   threads_.assign(static_cast<std::size_t>(threads), Counters{});
