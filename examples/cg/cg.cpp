@@ -533,10 +533,12 @@ int main(int argc, char** argv) {
         const Result& r = version.result;
         std::printf(
             "%-14s %d iterations, relative residual %.6e (true %.6e), %.3f ms per iteration "
-            "(median of %zu solves)\n",
+            "(median of %zu solves, %.3f to %.3f)\n",
             (std::string(version.name) + ":").c_str(), r.iterations,
             r.residuals.empty() ? 1.0 : r.residuals.back(), r.true_residual,
-            1e3 * median(version.times), version.times.size());
+            1e3 * median(version.times), version.times.size(),
+            1e3 * *std::min_element(version.times.begin(), version.times.end()),
+            1e3 * *std::max_element(version.times.begin(), version.times.end()));
       }
     }
 
