@@ -38,7 +38,9 @@
 // shrink with the residual, so relative to the residual the difference grows as it falls: a
 // relative tolerance holds only for the iterations before the residual drops too far. Each line of
 // the checks says through which iteration its tolerance held. After each solve the true residual
-// ||b - A x|| / ||b|| is computed and printed beside the recurrence's.
+// ||b - A x|| / ||b|| is computed and printed beside the recurrence's. --no-overlap, a control
+// for measurements: the pipelined versions complete their reduction as soon as they start it,
+// before the halo exchange and the product (the same arithmetic and barriers, nothing overlapped).
 //
 //   mpiexec -n 2 ./cg --n 64 --mode compare       # 2 processes x OMP_NUM_THREADS threads
 //   OMP_NUM_THREADS=2 mpiexec -n 1 ./cg --n 128 --mode tlc-pipelined --repeat 5
@@ -70,6 +72,7 @@ struct Options {
   double agree = 1e-9;             // relative tolerance between two versions of one algorithm
   double pipelined_agree = 1e-10;  // relative tolerance between classic and pipelined CG ...
   int window = 50;                 // ... over their first `window` residuals
+  bool overlap = true;             // pipelined: complete the sums after the product (else before)
   bool history = true;             // print the residual history (both, compare)
 
   bool master_only() const { return mode == "master-only" || mode == "both" || mode == "compare"; }
@@ -104,11 +107,14 @@ Options parse(int argc, char** argv) {
       o.window = std::stoi(value());
     else if (a == "--no-history")
       o.history = false;
+    else if (a == "--no-overlap")
+      o.overlap = false;
     else
-      throw std::invalid_argument("unknown argument " + a +
-                                  " (--n N --tol T --max-iterations K --mode master-only|tlc|"
-                                  "mpi-pipelined|tlc-pipelined|both|compare --repeat R "
-                                  "--agree A --pipelined-agree A --window K --no-history)");
+      throw std::invalid_argument(
+          "unknown argument " + a +
+          " (--n N --tol T --max-iterations K --mode master-only|tlc|"
+          "mpi-pipelined|tlc-pipelined|both|compare --repeat R "
+          "--agree A --pipelined-agree A --window K --no-history --no-overlap)");
   }
   if (!o.master_only() && !o.tlc() && !o.mpi_pipelined() && !o.tlc_pipelined())
     throw std::invalid_argument(
@@ -364,16 +370,19 @@ void solve_pipelined(const Slab& slab, const Options& o, PipelinedVectors& v, Re
   result.seconds = MPI_Wtime();
   for (int k = 0;; ++k) {
     sums.start(slab, r, w);  // gamma_k = (r_k, r_k), delta_k = (w_k, r_k), all processes
+    std::array<double, 2> reduced{};
+    if (!o.overlap) reduced = sums.finish();  // --no-overlap: the control, nothing overlapped
     if constexpr (!Sums::synchronizes) {
 #pragma omp barrier  // every thread's part of w is written: the halo exchange reads it
     }
 #pragma omp single
     exchange_halos(slab, w);      // implicit barrier: w and its halos are complete
     apply_laplacian(slab, w, q);  // q_k = A w_k, while the sums are under way
-    const auto [gamma, delta] = sums.finish();
-    if constexpr (!Sums::synchronizes) {
+    if (o.overlap) reduced = sums.finish();
+    if (!Sums::synchronizes || !o.overlap) {
 #pragma omp barrier  // every thread's product has read w: the update below writes it
     }
+    const auto [gamma, delta] = reduced;
     if (k == 0) {
       gamma0 = gamma;
     } else {
@@ -526,8 +535,9 @@ int main(int argc, char** argv) {
     }
 
     if (rank == 0) {
-      std::printf("cg: %ld^3 unknowns, %d processes x %d threads, tol %g\n", o.n, processes,
-                  team.threads(), o.tol);
+      std::printf("cg: %ld^3 unknowns, %d processes x %d threads, tol %g%s\n", o.n, processes,
+                  team.threads(), o.tol,
+                  o.overlap ? "" : " (--no-overlap: pipelined sums completed before the product)");
       for (const Version& version : versions) {
         if (!version.run) continue;
         const Result& r = version.result;
