@@ -40,7 +40,8 @@
 // the checks says through which iteration its tolerance held. After each solve the true residual
 // ||b - A x|| / ||b|| is computed and printed beside the recurrence's. --no-overlap, a control
 // for measurements: the pipelined versions complete their reduction as soon as they start it,
-// before the halo exchange and the product (the same arithmetic and barriers, nothing overlapped).
+// before the halo exchange and the product (the same arithmetic, nothing overlapped; the
+// master-only form then needs one more barrier, after the product).
 //
 //   mpiexec -n 2 ./cg --n 64 --mode compare       # 2 processes x OMP_NUM_THREADS threads
 //   OMP_NUM_THREADS=2 mpiexec -n 1 ./cg --n 128 --mode tlc-pipelined --repeat 5
