@@ -104,6 +104,12 @@ struct TeamOptions {
   /// at once; starting one more throws tlc::Error (invalid_argument). 0: TLC_MAX_REQUESTS, else
   /// 1024.
   int max_requests = 0;
+  /// Who advances nonblocking calls between processes while no thread of the team is inside tlc:
+  /// "none" (MPI's own progress, and every start, test and wait of the team), or "thread": a
+  /// thread of the team's own tests the calls in flight until they complete, for programs that
+  /// compute for long without calling tlc (it takes a core's share while calls are in flight;
+  /// docs/design.md section 14). "": TLC_PROGRESS, else "none".
+  std::string progress;
   /// The cost model's parameters, from a tuning file of `key = value` lines (alpha_us, lane_gbs,
   /// reduce_gbs, sync_us, memory_gbs, cache_gbs, cache_mib, call_us, lane_parallelism; `#`
   /// comments), as `tlc-calibrate` writes it (docs/model.md). Keys the file leaves out

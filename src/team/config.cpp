@@ -167,6 +167,7 @@ Config Config::read(const TeamOptions& o) {
                                             std::to_string(max_requests) +
                                             " is outside 1 to 1000000");
   c.max_requests = static_cast<int>(max_requests);
+  c.progress_thread = either(o.progress, "TeamOptions::progress", "TLC_PROGRESS", "none", "thread");
   for (std::size_t i = 0; i < collective_count; ++i) {
     const auto collective = static_cast<Collective>(i);
     const std::string name = algo_variable(collective);

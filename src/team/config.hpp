@@ -25,9 +25,9 @@ struct Config {
   std::size_t pipeline_chunk_asked = 0;  // TLC_PIPELINE_CHUNK; 0: not asked for
   bool stats = false;                    // TeamOptions::stats, else TLC_STATS
   bool check = false;                    // TeamOptions::check, else TLC_CHECK
-  bool stats_report = false;
-  int max_requests = 1024;  // TeamOptions::max_requests, else TLC_MAX_REQUESTS             // on,
-                            // and TLC_STATS=1: print the table at team destruction
+  bool stats_report = false;             // on, and TLC_STATS=1: print the table at team destruction
+  int max_requests = 1024;               // TeamOptions::max_requests, else TLC_MAX_REQUESTS
+  bool progress_thread = false;          // TeamOptions::progress, else TLC_PROGRESS: "thread"
   // TLC_ALGO_<COLLECTIVE>, TLC_FALLBACK, TLC_VERBOSE, TLC_COST_*. The team fills in the chunk
   // and whether movers pipeline once the processes have agreed on them.
   PlanSettings plan;

@@ -2,6 +2,7 @@
 #include "team/posted_calls.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
@@ -9,6 +10,7 @@
 #include <tlc/error.hpp>
 
 #include "algo/posted/schedule.hpp"
+#include "inter/mpi_wait.hpp"
 #include "team/team_impl.hpp"
 
 namespace tlc::detail {
@@ -215,6 +217,52 @@ void PostedCalls::advance_order(TeamImpl& team, std::uint64_t sequence, Packed p
     if (team.processes() == 1) p.call->ready.store(p.round, std::memory_order_release);
     p.call->posted.store(p.round, std::memory_order_release);
     team.waiter().notify();
+    if (progress_on_ && team.processes() > 1) {
+      in_flight_.push_back(InFlight{p.call, p.round});
+      std::lock_guard<std::mutex> wake(progress_mutex_);
+      progress_wake_.notify_one();
+    }
+  }
+}
+
+void PostedCalls::start_progress_thread(TeamImpl& team) {
+  if (team.processes() == 1) return;  // nothing to advance between processes
+  progress_on_ = true;
+  progress_thread_ = std::thread([this] { progress_loop(); });
+}
+
+void PostedCalls::stop_progress_thread() noexcept {
+  if (!progress_thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> wake(progress_mutex_);
+    progress_stop_.store(true, std::memory_order_release);
+  }
+  progress_wake_.notify_one();
+  progress_thread_.join();
+}
+
+// Tests every call in flight in turn; spins while tests find work, then yields and sleeps a
+// little between rounds (pace_polite_wait), and sleeps on the condition variable while nothing
+// is in flight. A failing test is recorded on the call (advance), whose waiters then throw.
+void PostedCalls::progress_loop() {
+  std::vector<InFlight> watched;
+  for (int idle = 0; !progress_stop_.load(std::memory_order_acquire);) {
+    {
+      std::lock_guard<BriefLock> lock(order_lock_);
+      watched.insert(watched.end(), in_flight_.begin(), in_flight_.end());
+      in_flight_.clear();
+    }
+    if (watched.empty()) {
+      std::unique_lock<std::mutex> wake(progress_mutex_);
+      progress_wake_.wait_for(wake, std::chrono::milliseconds(10),
+                              [&] { return progress_stop_.load(std::memory_order_acquire); });
+      idle = 0;
+      continue;
+    }
+    const std::size_t before = watched.size();
+    std::erase_if(watched, [](const InFlight& f) { return advance(*f.call, f.round); });
+    idle = watched.size() < before ? 0 : idle + 1;
+    pace_polite_wait(idle);
   }
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -120,6 +121,11 @@ class PostedCalls {
  public:
   // limit: how many calls each thread may have started and not completed.
   void prepare(int threads, int limit);
+  // The optional progress thread (TeamOptions::progress): tests the calls in flight between
+  // processes until they complete, so that they advance while every thread of the team computes.
+  void start_progress_thread(TeamImpl& team);
+  void stop_progress_thread() noexcept;
+  ~PostedCalls() { stop_progress_thread(); }
   int limit() const noexcept { return limit_; }
 
   // Thread me starts the next call of its order: entry joins the call numbered so (opened by
@@ -173,8 +179,21 @@ class PostedCalls {
     Kind kind;
     int arrived = 0;
   };
-  std::map<std::uint64_t, Open> open_;      // not every thread came yet
-  std::map<std::uint64_t, Packed> packed_;  // waiting for earlier calls' posts
+  std::map<std::uint64_t, Open> open_;  // not every thread came yet
+  std::map<std::uint64_t, Packed> packed_;
+
+  // The progress thread and the calls it watches (under order_lock_).
+  struct InFlight {
+    std::shared_ptr<PostedCall> call;
+    std::uint64_t round = 0;
+  };
+  std::vector<InFlight> in_flight_;
+  std::thread progress_thread_;
+  std::atomic<bool> progress_stop_{false};
+  std::mutex progress_mutex_;  // with progress_wake_: the thread sleeps while nothing is in flight
+  std::condition_variable progress_wake_;
+  bool progress_on_ = false;
+  void progress_loop();  // waiting for earlier calls' posts
   std::uint64_t next_to_post_ = 1;
   int limit_ = 0;
 };

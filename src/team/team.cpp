@@ -193,6 +193,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   rendezvous_.prepare(roster_, failures_, arrival_);
   arrival_.prepare(threads_);
   posted_.prepare(threads_, config.max_requests);
+  if (config.progress_thread) posted_.start_progress_thread(*this);
   planner_ = Planner(shape(), config.plan);
   telemetry_.prepare(threads_, config.stats);
   stats_report_ = config.stats_report;
@@ -202,6 +203,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
 }
 
 TeamImpl::~TeamImpl() {
+  posted_.stop_progress_thread();  // it tests MPI requests of the communicators freed below
   alive_->store(false, std::memory_order_release);
   // TLC_STATS=1: every process's table on process 0. A collective over the processes, like the
   // communicators' release below it; skipped once the team has failed, when the others may not
