@@ -457,6 +457,8 @@ class MpiCase : public Case {
 // whatever is measured next; so after its own measurement the master-only baseline waits until
 // this process uses no more CPU than a sleeping one (or 100 ms have passed). The baseline keeps
 // its default waiting inside its own measurement.
+}  // namespace
+
 void settle_openmp() {
   auto cpu_ms = [] {
     timespec t{};
@@ -470,6 +472,8 @@ void settle_openmp() {
     if (cpu_ms() - before < 0.25) return;
   }
 }
+
+namespace {
 
 // Runs body(thread) on `threads` OpenMP threads; exceptions must not leave a parallel region, so
 // a short team is reported after it.
