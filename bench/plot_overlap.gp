@@ -15,11 +15,12 @@ if (!exists("title")) title = "tlc-bench --overlap"
 
 set datafile separator ","
 n = words(names)
-set terminal pngcairo size 1400,(n * 420 + 80) font ",10"
+set terminal pngcairo noenhanced size 1400,(n * 420 + 80) font ",10"
 set output png
 set multiplot layout n, 2 title title."\nleft: overlap % = 100 (t_comm + t_compute - t_total) / t_comm, at least 0 (OSU); right: tlc's time per call over its blocking call" font ",12"
 
 set logscale x 2
+set xrange [4:33554432]
 set xtics ("8" 8, "64" 64, "512" 512, "4K" 4096, "32K" 32768, "256K" 262144, "2M" 2097152, \
            "16M" 16777216) rotate by -30
 set grid ytics xtics lc rgb "#dddddd"
@@ -36,13 +37,15 @@ do for [i = 1:n] {
   set yrange [-5:105]
   set ylabel "overlap %"
   set key top left
-  plot rows_of(coll, "tlc", 7) using 2:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb "#2ca02c" title "tlc i".coll, \
-       rows_of(coll, "mpi", 7) using 2:7 with linespoints lw 2 pt 9 ps 0.8 lc rgb "#1f77b4" title "MPI everywhere", \
-       rows_of(coll, "master", 7) using 2:7 with linespoints lw 2 pt 5 ps 0.8 lc rgb "#d62728" title "master-only"
+  # Drawn largest first, so that curves on top of each other (at 0 %) stay visible.
+  plot rows_of(coll, "master", 7) using 2:7 with linespoints lw 2 pt 5 ps 1.6 lc rgb "#d62728" title "master-only", \
+       rows_of(coll, "mpi", 7) using 2:7 with linespoints lw 2 pt 9 ps 1.3 lc rgb "#1f77b4" title "MPI everywhere", \
+       rows_of(coll, "tlc", 7) using 2:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb "#2ca02c" title "tlc i".coll
   set title coll." persistent and nonblocking over blocking" font ",12" noenhanced
   set logscale y 2
-  set yrange [0.125:8]
-  set ytics ("1/8" 0.125, "1/4" 0.25, "1/2" 0.5, "1" 1, "2" 2, "4" 4, "8" 8)
+  set yrange [0.125:128]
+  set ytics ("1/8" 0.125, "1/4" 0.25, "1/2" 0.5, "1" 1, "2" 2, "4" 4, "8" 8, "16" 16, "32" 32, \
+             "64" 64, "128" 128)
   set ylabel "time / blocking time"
   set key top right
   plot rows_of(coll, "persistent", 8) using 2:8 with linespoints lw 2 pt 7 ps 0.8 lc rgb "#9467bd" title "persistent start + wait", \
