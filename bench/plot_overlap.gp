@@ -43,9 +43,9 @@ do for [i = 1:n] {
        rows_of(coll, "tlc", 7) using 2:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb "#2ca02c" title "tlc i".coll
   set title coll." persistent and nonblocking over blocking" font ",12" noenhanced
   set logscale y 2
-  set yrange [0.125:128]
+  set yrange [0.125:256]
   set ytics ("1/8" 0.125, "1/4" 0.25, "1/2" 0.5, "1" 1, "2" 2, "4" 4, "8" 8, "16" 16, "32" 32, \
-             "64" 64, "128" 128)
+             "64" 64, "128" 128, "256" 256)
   set ylabel "time / blocking time"
   set key top right
   plot rows_of(coll, "persistent", 8) using 2:8 with linespoints lw 2 pt 7 ps 0.8 lc rgb "#9467bd" title "persistent start + wait", \
