@@ -175,6 +175,8 @@ Options parse_options(int argc, char** argv) {
   if (o.skew && o.collective.empty()) o.collective = "all";
   if (o.skew && o.delay_us <= 0) throw std::invalid_argument("--delay-us must be positive");
   if (o.everywhere && !o.skew) throw std::invalid_argument("--everywhere is an option of --skew");
+  if (o.overlap && json)
+    throw std::invalid_argument("--overlap writes a table and CSV (--csv, --out), not JSON");
   if (csv) o.format = Format::csv;
   if (json) o.format = Format::json;
   if (o.min_size > o.max_size) throw std::invalid_argument("--min-size is larger than --max-size");
