@@ -13,6 +13,8 @@
 //   --skew        static against dynamic leaders, the master-only pattern and MPI everywhere,
 //                 with the threads' arrivals delayed on purpose (Arrivals)
 //   --calibrate   only says to run tlc-calibrate (tools/calibrate/), the cost model's fit
+//   --overlap     a loop of its own (overlap.cpp): OSU's overlap protocol for the nonblocking
+//                 calls of tlc, MPI everywhere and master-only, and tlc's persistent calls
 // Adding a collective is one entry in collectives.cpp and its cases in cases.cpp.
 #pragma once
 

@@ -452,13 +452,13 @@ class MpiCase : public Case {
 // ---------------------------------------------------------------------------------------------
 // Master-only OpenMP
 
+}  // namespace
+
 // libgomp's idle threads spin for a while after a parallel region (OMP_WAIT_POLICY and
 // GOMP_SPINCOUNT decide how long) before they block. Spinning then, they would take a core from
 // whatever is measured next; so after its own measurement the master-only baseline waits until
 // this process uses no more CPU than a sleeping one (or 100 ms have passed). The baseline keeps
 // its default waiting inside its own measurement.
-}  // namespace
-
 void settle_openmp() {
   auto cpu_ms = [] {
     timespec t{};
