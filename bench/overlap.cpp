@@ -162,9 +162,7 @@ class OverlapCase {
   virtual void prepare(std::size_t n) = 0;
   // One phase on every participant here; the means over every process of the case's comm.
   virtual PhaseResult run(Phase phase, int warmup, int iters, std::uint64_t units) = 0;
-  virtual bool has(Phase phase) const {
-    return phase == Phase::comm || phase == Phase::overlap;
-  }
+  virtual bool has(Phase phase) const { return phase == Phase::comm || phase == Phase::overlap; }
   virtual int ranks() const = 0;
   // Two calls of every phase it has, each into a poisoned output, each checked.
   std::size_t check() {
@@ -354,10 +352,10 @@ class MpiOverlap : public OverlapCase {
           if (!root) poison(recv_.get(), l_.output);
         },
         [&] { MPI_Barrier(comm_); });
-    one[0].wrong = count_wrong(Reference(def_.kind, n_, size_), recv_.get(), l_.output, rank_,
-                               std::string("MPI everywhere ") + def_.name + ", process " +
-                                   std::to_string(rank_),
-                               one[0].first);
+    one[0].wrong = count_wrong(
+        Reference(def_.kind, n_, size_), recv_.get(), l_.output, rank_,
+        std::string("MPI everywhere ") + def_.name + ", process " + std::to_string(rank_),
+        one[0].first);
     return combine(one, comm_, def_.name);
   }
 
@@ -467,7 +465,7 @@ class MasterOverlap : public OverlapCase {
       here[t] = timed_phase(
           phase, warmup, iters, units, start, finish,
           [&] {
-            // Thread 0's buffer is read by the others after a bcast's last barrier.
+      // Thread 0's buffer is read by the others after a bcast's last barrier.
 #pragma omp barrier
             if (!root) poison(recv_[t].get(), l.output);
           },
@@ -478,10 +476,10 @@ class MasterOverlap : public OverlapCase {
           });
       // The last copies out of thread 0's bcast buffer are done before it is read here.
 #pragma omp barrier
-      here[t].wrong = count_wrong(ref, recv_[t].get(), l.output, rank,
-                                  std::string("master-only ") + def_.name + ", rank " +
-                                      std::to_string(rank),
-                                  here[t].first);
+      here[t].wrong =
+          count_wrong(ref, recv_[t].get(), l.output, rank,
+                      std::string("master-only ") + def_.name + ", rank " + std::to_string(rank),
+                      here[t].first);
     });
     settle_openmp();
     return combine(here, processes_ > 1 ? comm_ : MPI_COMM_SELF, def_.name);
@@ -501,8 +499,7 @@ class MasterOverlap : public OverlapCase {
         // Thread 0's buffer is the process's; the barrier keeps it from being overwritten while
         // a slower thread still copies the previous call's.
 #pragma omp barrier
-        if (thread == 0)
-          MPI_Ibcast(recv_[0].get(), mpi_count(n), MPI_DOUBLE, 0, comm_, &request);
+        if (thread == 0) MPI_Ibcast(recv_[0].get(), mpi_count(n), MPI_DOUBLE, 0, comm_, &request);
         break;
       }
       case Kind::alltoall: {
@@ -590,10 +587,10 @@ struct OverlapRow {
   std::size_t bytes = 0;
   std::string algorithm;  // tlc's plan for the call
   Figures tlc, mpi, master;
-  double mpi_over_tlc = std::nan("");     // t_comm ratios, median within a repetition
-  double master_over_tlc = std::nan("");  // (> 1: tlc's start + wait faster)
-  double blocking = std::nan("");         // tlc's blocking call, seconds
-  double persistent = std::nan("");       // tlc's persistent start + wait, seconds
+  double mpi_over_tlc = std::nan("");       // t_comm ratios, median within a repetition
+  double master_over_tlc = std::nan("");    // (> 1: tlc's start + wait faster)
+  double blocking = std::nan("");           // tlc's blocking call, seconds
+  double persistent = std::nan("");         // tlc's persistent start + wait, seconds
   double persistent_ratio = std::nan("");   // persistent / blocking (median within a rep)
   double nonblocking_ratio = std::nan("");  // tlc's start + wait / blocking
   std::size_t wrong = 0;
@@ -634,7 +631,7 @@ int run_overlap(const Options& o, const tlc::Environment& env) {
   // Collectives.
   std::vector<const CollectiveDef*> defs;
   {
-    const std::string names = o.collective.empty() ? "allreduce"
+    const std::string names = o.collective.empty()    ? "allreduce"
                               : o.collective == "all" ? "allreduce,bcast,alltoall"
                                                       : o.collective;
     const std::string list = names + ",";
@@ -643,8 +640,8 @@ int run_overlap(const Options& o, const tlc::Environment& env) {
       if (comma == from) continue;
       const std::string name = list.substr(from, comma - from);
       const CollectiveDef* def = find_collective(name);
-      if (!def || (def->kind != Kind::allreduce && def->kind != Kind::bcast &&
-                   def->kind != Kind::alltoall))
+      if (!def ||
+          (def->kind != Kind::allreduce && def->kind != Kind::bcast && def->kind != Kind::alltoall))
         return usage_error("'" + name + "' is not one of allreduce, bcast, alltoall, all");
       defs.push_back(def);
     }
@@ -719,8 +716,9 @@ int run_overlap(const Options& o, const tlc::Environment& env) {
       "blocking call; in the same run on the same data, every phase checked";
   const std::string iters_text =
       o.iters ? "fixed " + std::to_string(*o.iters)
-              : std::string("adaptive per implementation, min(1 GiB / size, 0.2 s / warm-up "
-                            "time per call) in [4, 20000]");
+              : std::string(
+                    "adaptive per implementation, min(1 GiB / size, 0.2 s / warm-up "
+                    "time per call) in [4, 20000]");
   h.iters_policy = iters_text + " per phase, split into " + std::to_string(std::max(o.reps, 1)) +
                    " repetitions taken in turn with the other implementations, medians reported";
 
@@ -748,8 +746,8 @@ int run_overlap(const Options& o, const tlc::Environment& env) {
   if (process == 0) {
     auto header = [&](std::ostream& out) {
       for (const auto& [key, value] : header_fields(h)) out << "# " << key << ": " << value << "\n";
-      out << "# compute: a dependent multiply-add chain, " << number("%.0f", -rates[1] / 1e6)
-          << "-" << number("%.0f", rates[0] / 1e6)
+      out << "# compute: a dependent multiply-add chain, " << number("%.0f", -rates[1] / 1e6) << "-"
+          << number("%.0f", rates[0] / 1e6)
           << " M steps/s on the processes' main threads; per implementation and size calibrated "
              "to its t_comm\n";
     };
@@ -780,13 +778,19 @@ int run_overlap(const Options& o, const tlc::Environment& env) {
   for (const CollectiveDef* def : defs) {
     std::vector<OverlapColumn> columns;
     {
-      OverlapColumn c{"tlc", std::string("every thread ") + def->tlc_what + " in its nonblocking form",
-               true, nullptr, {}};
+      OverlapColumn c{"tlc",
+                      std::string("every thread ") + def->tlc_what + " in its nonblocking form",
+                      true,
+                      nullptr,
+                      {}};
       if (in_team) c.impl = std::make_unique<TlcOverlap>(*def, *team, team_comm);
       columns.push_back(std::move(c));
-      OverlapColumn m{"mpi", std::string("MPI everywhere: every process ") + def->mpi_what +
+      OverlapColumn m{"mpi",
+                      std::string("MPI everywhere: every process ") + def->mpi_what +
                           "'s nonblocking form on MPI_COMM_WORLD",
-               false, nullptr, {}};
+                      false,
+                      nullptr,
+                      {}};
       if (everywhere)
         m.impl = std::make_unique<MpiOverlap>(*def, MPI_COMM_WORLD);
       else
@@ -797,11 +801,14 @@ int run_overlap(const Options& o, const tlc::Environment& env) {
           : def->kind == Kind::alltoall ? "threads stage their blocks in a shared array, thread 0 "
                                           "starts "
                                         : "threads combine in a shared array, thread 0 starts ";
-      OverlapColumn s{"master",
-               "master-only: " + before_start + std::string(def->mpi_what) +
-                   "'s nonblocking form, all compute, thread 0 waits, a barrier, the threads "
-                   "copy the result out",
-               true, nullptr, {}};
+      OverlapColumn s{
+          "master",
+          "master-only: " + before_start + std::string(def->mpi_what) +
+              "'s nonblocking form, all compute, thread 0 waits, a barrier, the threads "
+              "copy the result out",
+          true,
+          nullptr,
+          {}};
       if (in_team) s.impl = std::make_unique<MasterOverlap>(*def, threads, team_comm);
       columns.push_back(std::move(s));
     }
@@ -815,8 +822,8 @@ int run_overlap(const Options& o, const tlc::Environment& env) {
     auto present = [&](const OverlapColumn& c) { return c.team || everywhere; };
 
     if (process == 0 && table) {
-      *table << "\n# " << def->name << ": tlc: every thread " << def->tlc_what
-             << " as i" << def->name << " + wait; MPI: " << def->mpi_what << " as its I-form\n";
+      *table << "\n# " << def->name << ": tlc: every thread " << def->tlc_what << " as i"
+             << def->name << " + wait; MPI: " << def->mpi_what << " as its I-form\n";
       for (const OverlapColumn& c : columns)
         *table << "#   " << c.key << ": " << c.label
                << (present(c) ? "" : " [not measured: " + c.note + "]") << "\n";
@@ -824,10 +831,10 @@ int run_overlap(const Options& o, const tlc::Environment& env) {
       std::snprintf(line, sizeof line,
                     "%10s %-12s %9s %9s %9s %6s %9s %9s %9s %6s %9s %9s %9s %6s %8s %10s %9s "
                     "%9s %8s %8s %6s %7s %6s",
-                    "size", "algorithm", "tlc_comm", "tlc_comp", "tlc_total", "ovl%",
-                    "mpi_comm", "mpi_comp", "mpi_total", "ovl%", "mst_comm", "mst_comp",
-                    "mst_total", "ovl%", "mpi/tlc", "master/tlc", "block_us", "pers_us",
-                    "pers/blk", "nb/blk", "#wrong", "others%", "steal%");
+                    "size", "algorithm", "tlc_comm", "tlc_comp", "tlc_total", "ovl%", "mpi_comm",
+                    "mpi_comp", "mpi_total", "ovl%", "mst_comm", "mst_comp", "mst_total", "ovl%",
+                    "mpi/tlc", "master/tlc", "block_us", "pers_us", "pers/blk", "nb/blk", "#wrong",
+                    "others%", "steal%");
       *table << line << std::endl;
     }
 
@@ -838,10 +845,10 @@ int run_overlap(const Options& o, const tlc::Environment& env) {
       row.bytes = count * sizeof(double);
       if (process == 0)
         row.algorithm =
-            team->select_algorithm({def->collective, (def->kind == Kind::alltoall
-                                                          ? count / multiple
-                                                          : count) * sizeof(double),
-                                    sizeof(double), true, false})
+            team->select_algorithm(
+                    {def->collective,
+                     (def->kind == Kind::alltoall ? count / multiple : count) * sizeof(double),
+                     sizeof(double), true, false})
                 .name;
       const CpuSample before = cpu_sample();
 
@@ -857,17 +864,16 @@ int run_overlap(const Options& o, const tlc::Environment& env) {
           for (const Phase p : {Phase::comm, Phase::blocking, Phase::persistent}) {
             if (!c.impl->has(p)) continue;
             const std::size_t by_bytes = kBytesPerMeasurement / std::max<std::size_t>(row.bytes, 1);
-            int n = o.iters.value_or(static_cast<int>(std::clamp<std::size_t>(
-                by_bytes, kMinIters, static_cast<std::size_t>(kMaxIters))));
+            int n = o.iters.value_or(static_cast<int>(
+                std::clamp<std::size_t>(by_bytes, kMinIters, static_cast<std::size_t>(kMaxIters))));
             const int warmup = o.warmup.value_or(std::clamp(n / 10, 1, 100));
             const PhaseResult estimate = c.impl->run(p, 1, std::max(warmup, 1), 0);
             wrong += estimate.wrong;
             const double per_call = estimate.total;
             if (!o.iters && per_call > 0)
-              n = static_cast<int>(std::clamp(std::min(kSecondsPerMeasurement / per_call,
-                                                       static_cast<double>(n)),
-                                              static_cast<double>(kMinIters),
-                                              static_cast<double>(kMaxIters)));
+              n = static_cast<int>(
+                  std::clamp(std::min(kSecondsPerMeasurement / per_call, static_cast<double>(n)),
+                             static_cast<double>(kMinIters), static_cast<double>(kMaxIters)));
             iters[k][p] = n;
           }
           iters[k][Phase::overlap] = iters[k][Phase::comm];
@@ -888,8 +894,11 @@ int run_overlap(const Options& o, const tlc::Environment& env) {
         std::size_t column;
         Phase phase;
       };
-      std::vector<Slot> first_pass = {{0, Phase::comm}, {1, Phase::comm}, {2, Phase::comm},
-                                      {0, Phase::blocking}, {0, Phase::persistent}};
+      std::vector<Slot> first_pass = {{0, Phase::comm},
+                                      {1, Phase::comm},
+                                      {2, Phase::comm},
+                                      {0, Phase::blocking},
+                                      {0, Phase::persistent}};
       std::map<std::pair<std::size_t, Phase>, std::vector<PhaseResult>> results;
       auto measure = [&](const Slot& s, int r, std::uint64_t units) {
         OverlapColumn& c = columns[s.column];
@@ -1018,20 +1027,18 @@ int run_overlap(const Options& o, const tlc::Environment& env) {
              "blocking call (< 1: faster than blocking)\n";
       char line[256];
       std::snprintf(line, sizeof line, "%-10s %8s | %8s %8s %8s | %8s %10s | %8s %8s", "collective",
-                    "size", "tlc ovl%", "mpi ovl%", "mst ovl%", "mpi/tlc", "master/tlc",
-                    "pers/blk", "nb/blk");
+                    "size", "tlc ovl%", "mpi ovl%", "mst ovl%", "mpi/tlc", "master/tlc", "pers/blk",
+                    "nb/blk");
       out << line << "\n";
       for (const CollectiveDef* def : defs)
         for (const OverlapRow& r : summary[def->name]) {
-          std::snprintf(line, sizeof line, "%-10s %8s | %8s %8s %8s | %8s %10s | %8s %8s",
-                        def->name, size_text(r.bytes).c_str(),
-                        number("%.1f", r.tlc.overlap).c_str(),
-                        number("%.1f", r.mpi.overlap).c_str(),
-                        number("%.1f", r.master.overlap).c_str(),
-                        number("%.2f", r.mpi_over_tlc).c_str(),
-                        number("%.2f", r.master_over_tlc).c_str(),
-                        number("%.2f", r.persistent_ratio).c_str(),
-                        number("%.2f", r.nonblocking_ratio).c_str());
+          std::snprintf(
+              line, sizeof line, "%-10s %8s | %8s %8s %8s | %8s %10s | %8s %8s", def->name,
+              size_text(r.bytes).c_str(), number("%.1f", r.tlc.overlap).c_str(),
+              number("%.1f", r.mpi.overlap).c_str(), number("%.1f", r.master.overlap).c_str(),
+              number("%.2f", r.mpi_over_tlc).c_str(), number("%.2f", r.master_over_tlc).c_str(),
+              number("%.2f", r.persistent_ratio).c_str(),
+              number("%.2f", r.nonblocking_ratio).c_str());
           out << line << "\n";
         }
       out << "# every result checked against a sequential reference: "

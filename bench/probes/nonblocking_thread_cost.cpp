@@ -4,7 +4,8 @@
 // small sizes, without the benchmark around it. Public API only.
 //
 //   cmake --build build --target tlc   # then, from the source tree (a static libtlc):
-//   mpicxx.mpich -O2 -std=c++20 -Iinclude -Ibuild/include bench/probes/nonblocking_thread_cost.cpp \
+//   mpicxx.mpich -O2 -std=c++20 -Iinclude -Ibuild/include bench/probes/nonblocking_thread_cost.cpp
+//   \
 //       build/src/libtlc.a -lhwloc -o /tmp/nonblocking_thread_cost
 //   TLC_NODE=process mpiexec.mpich -n 1 /tmp/nonblocking_thread_cost 2 8      # threads, doubles
 #include <chrono>
