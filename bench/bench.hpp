@@ -13,6 +13,8 @@
 //   --skew        static against dynamic leaders, the master-only pattern and MPI everywhere,
 //                 with the threads' arrivals delayed on purpose (Arrivals)
 //   --calibrate   only says to run tlc-calibrate (tools/calibrate/), the cost model's fit
+//   --overlap     a loop of its own (overlap.cpp): OSU's overlap protocol for the nonblocking
+//                 calls of tlc, MPI everywhere and master-only, and tlc's persistent calls
 // Adding a collective is one entry in collectives.cpp and its cases in cases.cpp.
 #pragma once
 
@@ -47,6 +49,7 @@ struct Options {
   std::string collective;           // "" : the mode's default
   std::size_t min_size = 8;         // bytes per thread buffer
   std::size_t max_size = 64 << 20;  // bytes per thread buffer
+  bool max_size_set = false;        // --max-size given (--overlap's default range ends at 16M)
   int step = 0;                     // size factor between rows; 0: the mode's default
   int threads = 0;            // per process; 0: tlc's default (TLC_THREADS, else one per core)
   int lanes = 0;              // 0: tlc's default
@@ -68,9 +71,11 @@ struct Options {
   bool skew = false;         // --skew: arrival imbalance, static against dynamic leaders
   bool everywhere =
       false;  // --skew --everywhere: MPI everywhere on the world, teams on every T-th process
+  bool overlap = false;  // --overlap: nonblocking collectives overlapped with computation (OSU)
   double delay_us = 1000;               // --delay-us: the D of the --skew distributions
   unsigned seed = 1;                    // --seed: of the --skew delays
-  std::vector<std::size_t> skew_sizes;  // --sizes: of --skew (default 64 B, 64 KiB, 4 MiB)
+  std::vector<std::size_t> skew_sizes;  // --sizes: of --skew (default 64 B, 64 KiB, 4 MiB) and
+                                        // of --overlap (default x8 from --min-size to 16 MiB)
   std::vector<std::string> skews;       // --skews: of --skew (default: all)
   bool help = false;
 };
@@ -504,6 +509,8 @@ int run_algorithms(const Options& o, const tlc::Environment& env);
 int run_lanes_sweep(const Options& o, const tlc::Environment& env);
 // --skew: arrival imbalance, static against dynamic leaders (modes.cpp, docs/imbalance.md).
 int run_skew(const Options& o, const tlc::Environment& env);
+// --overlap: nonblocking collectives overlapped with computation, OSU's protocol (overlap.cpp).
+int run_overlap(const Options& o, const tlc::Environment& env);
 
 // Helpers shared by the reporters.
 std::string number(const char* fmt, double value);       // "-" for NaN
@@ -513,6 +520,21 @@ std::string mpi_summary(const std::string& version);  // first line and device o
 std::string size_text(std::size_t bytes);             // 8, 64K, 4M
 // Every process of comm calls it; it returns when all have, without taking a core meanwhile.
 void polite_barrier(MPI_Comm comm = MPI_COMM_WORLD);
+// The "# key: value" lines every text report starts with.
+std::vector<std::pair<std::string, std::string>> header_fields(const RunHeader& h);
+// How much of the machine other processes and the hypervisor took between two samples
+// (driver.cpp). cpu_sample() is collective over MPI_COMM_WORLD, meaningful on process 0;
+// interference() returns percent of the machine (others, steal), NaN when unknown.
+struct CpuSample {
+  double user_s = -1;  // user and nice time of all CPUs, from /proc/stat; -1: unknown
+  double steal_s = 0;
+  double own_s = 0;  // user time of all processes of this run (on process 0)
+  Clock::time_point wall{};
+};
+CpuSample cpu_sample();
+std::pair<double, double> interference(const CpuSample& a, const CpuSample& b);
+// Waits until libgomp's idle threads stop spinning after a parallel region (cases.cpp).
+void settle_openmp();
 
 // ---------------------------------------------------------------------------------------------
 // Modes with cases of their own

@@ -452,6 +452,8 @@ class MpiCase : public Case {
 // ---------------------------------------------------------------------------------------------
 // Master-only OpenMP
 
+}  // namespace
+
 // libgomp's idle threads spin for a while after a parallel region (OMP_WAIT_POLICY and
 // GOMP_SPINCOUNT decide how long) before they block. Spinning then, they would take a core from
 // whatever is measured next; so after its own measurement the master-only baseline waits until
@@ -470,6 +472,8 @@ void settle_openmp() {
     if (cpu_ms() - before < 0.25) return;
   }
 }
+
+namespace {
 
 // Runs body(thread) on `threads` OpenMP threads; exceptions must not leave a parallel region, so
 // a short team is reported after it.

@@ -107,13 +107,6 @@ namespace {
 //   is not attributed to any process and would read as somebody else's.
 // - steal%: time the hypervisor ran something else while a virtual CPU of ours wanted to run.
 
-struct CpuSample {
-  double user_s = -1;  // user and nice time of all CPUs, from /proc/stat; -1: unknown
-  double steal_s = 0;
-  double own_s = 0;  // user time of all processes of this run (on process 0)
-  Clock::time_point wall{};
-};
-
 void read_proc_stat(CpuSample& s) {
   std::FILE* f = std::fopen("/proc/stat", "r");
   if (!f) return;
@@ -126,6 +119,8 @@ void read_proc_stat(CpuSample& s) {
   s.user_s = static_cast<double>(v[0] + v[1]) / static_cast<double>(hz);
   s.steal_s = got >= 8 ? static_cast<double>(v[7]) / static_cast<double>(hz) : 0;
 }
+
+}  // namespace
 
 // Collective over MPI_COMM_WORLD; meaningful on process 0.
 CpuSample cpu_sample() {
@@ -148,6 +143,8 @@ std::pair<double, double> interference(const CpuSample& a, const CpuSample& b) {
   return {std::max(0.0, 100.0 * ((b.user_s - a.user_s) - (b.own_s - a.own_s)) / capacity),
           std::max(0.0, 100.0 * (b.steal_s - a.steal_s) / capacity)};
 }
+
+namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Iteration counts

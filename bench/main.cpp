@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (options.skew) return run_skew(options, env);
+  if (options.overlap) return run_overlap(options, env);
   if (!options.lane_mode.empty())
     return run_lane_benchmark(options, env, options.lane_mode == "lane-pattern");
   return run_across(options, env);

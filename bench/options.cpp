@@ -78,6 +78,7 @@ Options parse_options(int argc, char** argv) {
       o.min_size = parse_size(take());
     } else if (arg == "--max-size") {
       o.max_size = parse_size(take());
+      o.max_size_set = true;
     } else if (arg == "--threads") {
       o.threads = static_cast<int>(parse_integer(arg, take(), 1));
     } else if (arg == "--lanes") {
@@ -129,6 +130,9 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--skew") {
       flag();
       o.skew = true;
+    } else if (arg == "--overlap") {
+      flag();
+      o.overlap = true;
     } else if (arg == "--everywhere") {
       flag();
       o.everywhere = true;
@@ -162,14 +166,17 @@ Options parse_options(int argc, char** argv) {
   if (o.intra && o.lanes)
     throw std::invalid_argument("--lanes has no meaning with --intra (a one-process team)");
   const int modes = (o.intra ? 1 : 0) + (o.algorithms ? 1 : 0) + (o.skew ? 1 : 0) +
-                    (o.lanes_sweep ? 1 : 0) + (o.calibrate ? 1 : 0) + (o.lane_mode.empty() ? 0 : 1);
+                    (o.lanes_sweep ? 1 : 0) + (o.calibrate ? 1 : 0) + (o.lane_mode.empty() ? 0 : 1) +
+                    (o.overlap ? 1 : 0);
   if (modes > 1)
     throw std::invalid_argument(
         "choose one mode of --intra, --algorithms, --lanes-sweep, --calibrate, --skew, "
-        "--lane-pattern and --multi-collective");
+        "--overlap, --lane-pattern and --multi-collective");
   if (o.skew && o.collective.empty()) o.collective = "all";
   if (o.skew && o.delay_us <= 0) throw std::invalid_argument("--delay-us must be positive");
   if (o.everywhere && !o.skew) throw std::invalid_argument("--everywhere is an option of --skew");
+  if (o.overlap && json)
+    throw std::invalid_argument("--overlap writes a table and CSV (--csv, --out), not JSON");
   if (csv) o.format = Format::csv;
   if (json) o.format = Format::json;
   if (o.min_size > o.max_size) throw std::invalid_argument("--min-size is larger than --max-size");
@@ -205,6 +212,9 @@ std::string usage(const char* program) {
          "                     tlc-calibrate, with the same options (docs/model.md)\n"
          "  --lane-pattern, --multi-collective: Traff & Hunold's lane benchmarks, see below\n"
          "  --skew             arrival imbalance, a program of its own, see below\n"
+         "  --overlap          nonblocking collectives overlapped with computation (OSU's\n"
+         "                     osu_iallreduce protocol), and persistent against blocking, see\n"
+         "                     below\n"
          "\n"
          "  --collective LIST  a collective, a comma-separated list of them, or all:\n"
          "                     " +
@@ -273,6 +283,24 @@ std::string usage(const char* program) {
          "  delays and data) as a fourth column. The processes must share a machine (their\n"
          "  clocks are compared): TLC_NODE=process. On an oversubscribed node set\n"
          "  OMP_WAIT_POLICY=passive, or the master-only threads spin on the others' cores.\n"
+         "\n"
+         "--overlap: mpiexec -n P*T " +
+         std::string(program) +
+         " --overlap [--threads T] [--collective allreduce|bcast|alltoall|all]\n"
+         "        [--sizes 8,1K,64K,1M,16M] [--iters N] [--warmup N] [--reps R] [--out PREFIX]\n"
+         "  OSU's overlap protocol (osu_iallreduce) per size and implementation: t_comm = start\n"
+         "  and wait with nothing between; a busy loop calibrated to that t_comm on every thread;\n"
+         "  t_total = start, the loop (t_compute, measured inside), wait; overlap % = 100 *\n"
+         "  (t_comm + t_compute - t_total) / t_comm, at least 0 as OSU clamps it. For tlc (every\n"
+         "  thread me.i<name>, computes, waits), MPI everywhere (P*T processes, one per thread,\n"
+         "  MPI_I<name> on MPI_COMM_WORLD) and master-only (threads combine, thread 0 starts\n"
+         "  MPI_I<name>, all compute, thread 0 waits, the threads copy out); and tlc's persistent\n"
+         "  form (<name>_init once, start() + wait() per call) against its blocking call. Teams\n"
+         "  of T threads (--threads, else TLC_THREADS, else -n) run on every T-th process, the\n"
+         "  others sleep meanwhile; when T does not divide -n, on every process, without MPI\n"
+         "  everywhere. Sizes: --sizes, else x8 from --min-size to --max-size (default 16M).\n"
+         "  Times are the mean over all participants (OSU's); every checked call and the last\n"
+         "  call of every timed loop is compared element by element with the reference.\n"
          "";
 }
 

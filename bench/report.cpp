@@ -92,6 +92,8 @@ double algbw_gbps(const Row& row, const Cell& c) {
                                                 : std::nan("");
 }
 
+}  // namespace
+
 // The header lines every text format starts with.
 std::vector<std::pair<std::string, std::string>> header_fields(const RunHeader& h) {
   std::vector<std::pair<std::string, std::string>> f = {
@@ -120,6 +122,8 @@ std::vector<std::pair<std::string, std::string>> header_fields(const RunHeader& 
                                 "waiting policies"});
   return f;
 }
+
+namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Table
