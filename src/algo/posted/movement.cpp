@@ -171,6 +171,72 @@ void unpack_alltoall(PostedCall& call, int me) {
 
 }  // namespace
 
+bool movement_direct(const PostedCall& call) {
+  const Call& c = call.entries[0].call;
+  if (call.team.processes() > 1 || c.collective == Collective::barrier) return false;
+  const bool alltoall =
+      c.collective == Collective::alltoall || c.collective == Collective::alltoallv;
+  return !(alltoall && c.in_place);
+}
+
+void pack_movement_direct_task(PostedCall& call, int task) {
+  TeamImpl& team = call.team;
+  const Call& c = call.entries[0].call;
+  const std::size_t e = c.type.size;
+  const int T = team.threads();
+  const PostedEntry& out = call.entries[static_cast<std::size_t>(task)];
+  auto* recv = static_cast<std::byte*>(out.call.recv);
+  switch (c.collective) {
+    case Collective::bcast:
+      if (task != c.root)
+        copy_bytes(recv, call.entries[static_cast<std::size_t>(c.root)].call.recv, out.count * e);
+      return;
+    case Collective::allgather:
+    case Collective::allgatherv:
+      for (int s = 0; s < T; ++s) {
+        const PostedEntry& in = call.entries[static_cast<std::size_t>(s)];
+        const std::size_t displ = c.collective == Collective::allgather
+                                      ? out.count * static_cast<std::size_t>(s)
+                                      : at(out.layout.recv_displs, s);
+        copy_bytes(recv + displ * e, in.contribution, in.contribution_bytes);
+      }
+      return;
+    case Collective::gather:
+    case Collective::gatherv: {  // task: the input block of thread `task`, into the root's output
+      const PostedEntry& root = call.entries[static_cast<std::size_t>(c.root)];
+      const std::size_t displ = c.collective == Collective::gather
+                                    ? root.count * static_cast<std::size_t>(task)
+                                    : at(root.layout.recv_displs, task);
+      copy_bytes(static_cast<std::byte*>(root.call.recv) + displ * e, out.contribution,
+                 out.contribution_bytes);
+      return;
+    }
+    case Collective::scatter:
+    case Collective::scatterv: {
+      if (task == c.root && c.in_place) return;  // the root's block stays in its send buffer
+      const PostedEntry& root = call.entries[static_cast<std::size_t>(c.root)];
+      const std::size_t count =
+          c.collective == Collective::scatter ? root.count : at(root.layout.send_counts, task);
+      const std::size_t displ = c.collective == Collective::scatter
+                                    ? root.count * static_cast<std::size_t>(task)
+                                    : at(root.layout.send_displs, task);
+      copy_bytes(recv, static_cast<const std::byte*>(root.call.send) + displ * e, count * e);
+      return;
+    }
+    case Collective::alltoall:
+    case Collective::alltoallv:
+      for (int s = 0; s < T; ++s) {
+        const PostedEntry& in = call.entries[static_cast<std::size_t>(s)];
+        copy_bytes(recv + recv_displ(out, s) * e,
+                   static_cast<const std::byte*>(in.contribution) + send_displ(in, task) * e,
+                   sent(call, s, task) * e);
+      }
+      return;
+    default:
+      return;
+  }
+}
+
 void pack_movement(PostedCall& call) {
   TeamImpl& team = call.team;
   const Call& c = call.entries[0].call;
@@ -300,6 +366,7 @@ void unpack_movement(PostedCall& call, int me) {
   const std::size_t e = c.type.size;
   const int rank = team.global_rank(me);
   auto* recv = static_cast<std::byte*>(c.recv);
+  if (movement_direct(call)) return;  // written in the pack
   switch (c.collective) {
     case Collective::barrier:
       return;

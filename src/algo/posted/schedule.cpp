@@ -44,11 +44,17 @@ int prepare(PostedCall& call) {
                                       why + ")");
   }
   if (is_reduction(call.entries[0].call.collective)) return prepare_reduction(call);
+  if (movement_direct(call)) return call.team.threads();
   pack_movement(call);
   return 0;
 }
 
-void pack_task(PostedCall& call, int task) { pack_reduction_task(call, task); }
+void pack_task(PostedCall& call, int task) {
+  if (is_reduction(call.entries[0].call.collective))
+    pack_reduction_task(call, task);
+  else
+    pack_movement_direct_task(call, task);
+}
 
 void post(PostedCall& call, ProcessComm& comm) {
   if (is_reduction(call.entries[0].call.collective))

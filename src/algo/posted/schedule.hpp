@@ -6,7 +6,8 @@
 //           over processes takes. The reductions' pack is cut into element slices (tasks) that
 //           threads waiting for the call take too. After it no input is read again. With one
 //           process, reduce, allreduce, scan and exscan write the outputs themselves (as the
-//           blocking sliced algorithm does) and unpack has nothing left to do.
+//           blocking sliced algorithm does), and so do the movers (a task per output), and
+//           unpack has nothing left to do.
 //   post:   the step between processes, one MPI nonblocking collective on the staging memory
 //           (none with one process).
 //   unpack: by each thread when it finds the call complete: its own output out of staging.
@@ -36,6 +37,11 @@ void pack_reduction_task(PostedCall& call, int task);
 void post_reduction(PostedCall& call, ProcessComm& comm);
 void unpack_reduction(PostedCall& call, int me);
 void pack_movement(PostedCall& call);
+// With one process (alltoall: not in place, whose outputs are other threads' inputs) the movers
+// copy straight from the inputs into the outputs in their pack, one task per output thread
+// (gather: per input block), as the blocking single-process copies do; unpack has nothing left.
+bool movement_direct(const PostedCall& call);
+void pack_movement_direct_task(PostedCall& call, int task);
 void post_movement(PostedCall& call, ProcessComm& comm);
 void unpack_movement(PostedCall& call, int me);
 
