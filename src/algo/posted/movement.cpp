@@ -171,6 +171,16 @@ void unpack_alltoall(PostedCall& call, int me) {
 
 }  // namespace
 
+// One thread in this process, several processes: bcast and alltoall (not in place) run their MPI
+// step on the caller's buffers (rank blocks in rank order are the process groups MPI takes),
+// with nothing to pack or unpack.
+bool on_callers_buffers(const PostedCall& call) {
+  const Call& c = call.entries[0].call;
+  return call.team.threads() == 1 && call.team.processes() > 1 &&
+         (c.collective == Collective::bcast ||
+          (c.collective == Collective::alltoall && !c.in_place));
+}
+
 bool movement_direct(const PostedCall& call) {
   const Call& c = call.entries[0].call;
   if (call.team.processes() > 1 || c.collective == Collective::barrier) return false;
@@ -242,6 +252,21 @@ void pack_movement(PostedCall& call) {
   const Call& c = call.entries[0].call;
   const std::size_t e = c.type.size;
   const int first = team.first_rank(), T = team.threads();
+  if (on_callers_buffers(call)) {
+    if (c.collective == Collective::alltoall) {  // groups of the process's ranks, both sides
+      const PostedEntry& mine = call.entries[0];
+      const int P = team.processes();
+      call.counts.resize(static_cast<std::size_t>(P));
+      call.displs.resize(static_cast<std::size_t>(P));
+      for (int q = 0; q < P; ++q) {
+        call.counts[static_cast<std::size_t>(q)] =
+            static_cast<MPI_Count>(static_cast<std::size_t>(team.threads_of(q)) * mine.count * e);
+        call.displs[static_cast<std::size_t>(q)] =
+            static_cast<MPI_Aint>(static_cast<std::size_t>(team.first_rank_of(q)) * mine.count * e);
+      }
+    }
+    return;
+  }
   switch (c.collective) {
     case Collective::barrier:
       return;
@@ -324,6 +349,13 @@ void post_movement(PostedCall& call, ProcessComm& comm) {
   const Call& c = call.entries[0].call;
   const std::size_t e = c.type.size;
   const int first = team.first_rank(), T = team.threads();
+  if (on_callers_buffers(call)) {
+    const PostedEntry& mine = call.entries[0];
+    if (c.collective == Collective::bcast)
+      return comm.post_bcast(call.network, mine.call.recv, mine.count * e, team.process_of(c.root));
+    return comm.post_alltoallv(call.network, mine.contribution, call.counts, call.displs,
+                               mine.call.recv, call.counts, call.displs);
+  }
   switch (c.collective) {
     case Collective::barrier:
       return comm.post_barrier(call.network);
@@ -366,7 +398,7 @@ void unpack_movement(PostedCall& call, int me) {
   const std::size_t e = c.type.size;
   const int rank = team.global_rank(me);
   auto* recv = static_cast<std::byte*>(c.recv);
-  if (movement_direct(call)) return;  // written in the pack
+  if (movement_direct(call) || on_callers_buffers(call)) return;  // nothing in staging
   switch (c.collective) {
     case Collective::barrier:
       return;

@@ -63,7 +63,15 @@ int task_count(const PostedCall& call) {
                                                 std::max<std::size_t>(1, bytes / slice_bytes)));
 }
 
+// One thread in this process, several processes: an allreduce's MPI step runs on the caller's
+// output itself (the blocking direct form's traffic), with nothing to pack or unpack.
+bool allreduce_on_output(const PostedCall& call) {
+  return call.team.threads() == 1 && call.team.processes() > 1 &&
+         first_call(call).collective == Collective::allreduce;
+}
+
 int prepare_reduction(PostedCall& call) {
+  if (allreduce_on_output(call)) return 0;
   TeamImpl& team = call.team;
   const Call& c = first_call(call);
   const std::size_t e = element_bytes(call), n = call.entries[0].count;
@@ -137,6 +145,11 @@ void post_reduction(PostedCall& call, ProcessComm& comm) {
       comm.post_reduce_in_place(call.network, call.in.data(), n, c, team.process_of(c.root));
       return;
     case Collective::allreduce:
+      if (allreduce_on_output(call)) {  // send is copied into the output, then MPI in place
+        const PostedEntry& mine = call.entries[0];
+        comm.post_allreduce(call.network, c.in_place ? nullptr : mine.contribution, c.recv, n, c);
+        return;
+      }
       comm.post_allreduce(call.network, nullptr, call.in.data(), n, c);
       return;
     case Collective::reduce_scatter_block:
@@ -154,7 +167,7 @@ void unpack_reduction(PostedCall& call, int me) {
   const Call& c = mine.call;
   const std::size_t e = c.type.size, n = mine.count, bytes = n * e;
   auto* recv = static_cast<std::byte*>(c.recv);
-  if (outputs_in_pack(call)) return;
+  if (outputs_in_pack(call) || allreduce_on_output(call)) return;
   switch (c.collective) {
     case Collective::reduce:
       if (team.global_rank(me) == c.root && bytes) std::memcpy(recv, call.in.data(), bytes);
