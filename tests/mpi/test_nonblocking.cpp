@@ -349,7 +349,7 @@ TEST(Nonblocking, OutOfOrderCompletionAndBlockingCallsBetween) {
   const int threads = 1 + world_rank() % 3;
   tlc::Team team(MPI_COMM_WORLD, test_options(threads));
   std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
-  constexpr int rounds = 200, outstanding = 6;
+  constexpr int rounds = 1000, outstanding = 6;
   constexpr std::size_t n = 17;
   team.run([&](tlc::Thread& me) {
     Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
@@ -395,7 +395,7 @@ TEST(Nonblocking, OutOfOrderCompletionAndBlockingCallsBetween) {
   expect_clean(outcomes, "out of order");
 }
 
-// Many rounds of one persistent call, its buffers changed between rounds.
+// Many rounds of one persistent call (100,000), its buffers changed between rounds.
 TEST(Nonblocking, PersistentRounds) {
   const int threads = 2;
   tlc::Team team(MPI_COMM_WORLD, test_options(threads));
@@ -406,7 +406,7 @@ TEST(Nonblocking, PersistentRounds) {
       std::vector<T> send(3), recv(3);
       tlc::Persistent p = me.allreduce_init(send, recv);
       const T size = static_cast<T>(me.size());
-      for (int round = 0; round < 5000; ++round) {
+      for (int round = 0; round < 100000; ++round) {
         std::fill(send.begin(), send.end(), static_cast<T>(me.rank() * round));
         p.start();
         p.wait();
