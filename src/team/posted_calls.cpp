@@ -11,6 +11,7 @@
 
 #include "algo/posted/schedule.hpp"
 #include "inter/mpi_wait.hpp"
+#include "select/collective_traits.hpp"
 #include "team/team_impl.hpp"
 
 namespace tlc::detail {
@@ -65,14 +66,15 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
     if (counts && threads_[i].in_progress >= limit_)
       throw_too_many(team, me, threads_[i].in_progress);
     sequence = ++threads_[i].started;
-    const Kind kind = round == 0 ? Kind::init : persistent ? Kind::round : Kind::nonblocking;
+    // Here: a nonblocking call, or a persistent init (round 0).
+    const Kind kind = round == 0 ? Kind::init : Kind::nonblocking;
     bool mismatch = false;
     auto it = open_.find(sequence);
     if (it != open_.end()) {
       call = it->second.call;
-      mismatch = it->second.kind != kind || (persistent && call != persistent);
+      mismatch = it->second.kind != kind;
     } else {
-      call = persistent ? persistent : std::make_shared<PostedCall>(team, kind == Kind::init);
+      call = std::make_shared<PostedCall>(team, kind == Kind::init);
       it = open_.emplace(sequence, Open{call, kind}).first;
     }
     if (mismatch) {
@@ -87,16 +89,9 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
       team.abort("threads started different nonblocking calls at the same place of their order");
       std::rethrow_exception(error);
     }
-    if (!persistent || round == 0) {
-      PostedEntry& stored = call->entries[i];
-      stored = std::move(entry);
-      stored.call.layout = stored.call.collective == Collective::allgatherv ||
-                                   stored.call.collective == Collective::gatherv ||
-                                   stored.call.collective == Collective::scatterv ||
-                                   stored.call.collective == Collective::alltoallv
-                               ? &stored.layout
-                               : nullptr;
-    }
+    PostedEntry& stored = call->entries[i];
+    stored = std::move(entry);
+    stored.call.layout = traits_of(stored.call.collective).v_variant ? &stored.layout : nullptr;
     if (counts) ++threads_[i].in_progress;
     if (++it->second.arrived == team.threads()) {
       open_.erase(it);

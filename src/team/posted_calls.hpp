@@ -129,10 +129,12 @@ class PostedCalls {
   int limit() const noexcept { return limit_; }
 
   // Thread me starts the next call of its order: entry joins the call numbered so (opened by
-  // the first thread to come; for a persistent round, `call` must be the one every thread
-  // starts). Returns the call's state and the round. The last thread to come packs and posts.
-  // Throws Error(invalid_argument) past the limit of calls in progress, and Error(mismatch) when
-  // threads start different calls at one place of their order.
+  // the first thread to come), or, for a round of the persistent call `persistent`, the threads
+  // count their starts on that call and the last checks that all started it at one place. A
+  // persistent round and a nonblocking call at the same place of two threads' orders are not
+  // told apart: both wait (TLC_TIMEOUT ends it). Returns the call's state and the round. The last
+  // thread to come packs and posts. Throws Error(invalid_argument) past the limit of calls in
+  // progress, and Error(mismatch) when threads start different calls at one place of their order.
   // round: 1 for a nonblocking call, the round of a persistent start, 0 for a persistent init
   // (which joins the threads' entries and runs nothing).
   std::shared_ptr<PostedCall> start(TeamImpl& team, int me, PostedEntry entry,
@@ -171,9 +173,10 @@ class PostedCalls {
     int in_progress = 0;
   };
   std::vector<Counters> threads_;
-  // What a place of the threads' order holds: a nonblocking call, a persistent init, or a round
-  // of a persistent call; threads that disagree about it fail the call.
-  enum class Kind { nonblocking, init, round };
+  // What a place of the threads' order holds in the lookup: a nonblocking call or a persistent
+  // init (rounds of a persistent call find their call without it); threads that disagree about
+  // it fail the call.
+  enum class Kind { nonblocking, init };
   struct Open {
     std::shared_ptr<PostedCall> call;
     Kind kind;
