@@ -29,6 +29,7 @@
 #include <mpi.h>
 
 #include "bench.hpp"
+#include "omp_parallel.hpp"
 
 namespace tlc_bench {
 
@@ -475,24 +476,6 @@ void settle_openmp() {
 
 namespace {
 
-// Runs body(thread) on `threads` OpenMP threads; exceptions must not leave a parallel region, so
-// a short team is reported after it.
-template <class Body>
-void parallel(int threads, Body&& body) {
-  int got = threads;
-#pragma omp parallel num_threads(threads)
-  {
-    if (omp_get_num_threads() != threads) {
-      if (omp_get_thread_num() == 0) got = omp_get_num_threads();
-    } else {
-      body(omp_get_thread_num());
-    }
-  }
-  if (got != threads)
-    throw std::runtime_error("OpenMP provided " + std::to_string(got) + " threads instead of " +
-                             std::to_string(threads) + " (OMP_THREAD_LIMIT? OMP_DYNAMIC?)");
-}
-
 class MasterCase : public Case {
  public:
   MasterCase(const CollectiveDef& def, int threads, MPI_Comm comm)
@@ -551,7 +534,7 @@ class MasterCase : public Case {
       if (shared_size_) shared_[p] = untouched_buffer(shared_size_);
       if (stage_size_) stage_[p] = untouched_buffer(stage_size_);
     }
-    parallel(threads_, [&](int thread) {
+    omp_parallel(threads_, [&](int thread) {
       const auto t = static_cast<std::size_t>(thread);
       const int rank = process_ * threads_ + thread;
       send_[t].reset();
@@ -587,7 +570,7 @@ class MasterCase : public Case {
     std::vector<std::size_t> wrong(static_cast<std::size_t>(threads_), 0);
     std::vector<std::string> what(static_cast<std::size_t>(threads_));
     const Reference ref(def_.kind, n_, ranks());
-    parallel(threads_, [&](int thread) {
+    omp_parallel(threads_, [&](int thread) {
       const auto t = static_cast<std::size_t>(thread);
       const int rank = process_ * threads_ + thread;
       const Layout& l = layouts_[t];
@@ -608,7 +591,7 @@ class MasterCase : public Case {
     if (loop.arrivals) {
       std::vector<ArrivalRecord> records(static_cast<std::size_t>(threads_));
       const Reference ref(def_.kind, n_, ranks());
-      parallel(threads_, [&](int thread) {
+      omp_parallel(threads_, [&](int thread) {
         const auto t = static_cast<std::size_t>(thread);
         const int rank = process_ * threads_ + thread;
         const Layout& l = layouts_[t];
@@ -641,7 +624,7 @@ class MasterCase : public Case {
       return arrival_timing(records, processes_ > 1 ? comm_ : MPI_COMM_SELF);
     }
     std::vector<PaddedDouble> seconds(static_cast<std::size_t>(threads_));
-    parallel(threads_, [&](int t) {
+    omp_parallel(threads_, [&](int t) {
       int parity = 0;
       seconds[static_cast<std::size_t>(t)].value = timed_loop(
           loop, t, threads_,

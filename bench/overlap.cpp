@@ -40,6 +40,7 @@
 #include <mpi.h>
 
 #include "bench.hpp"
+#include "omp_parallel.hpp"
 
 namespace tlc_bench {
 
@@ -370,23 +371,6 @@ class MpiOverlap : public OverlapCase {
   Buffer recv_;
 };
 
-// Runs body(thread) on `threads` OpenMP threads (a short team is reported after the region).
-template <class Body>
-void parallel(int threads, Body&& body) {
-  int got = threads;
-#pragma omp parallel num_threads(threads)
-  {
-    if (omp_get_num_threads() != threads) {
-      if (omp_get_thread_num() == 0) got = omp_get_num_threads();
-    } else {
-      body(omp_get_thread_num());
-    }
-  }
-  if (got != threads)
-    throw std::runtime_error("OpenMP provided " + std::to_string(got) + " threads instead of " +
-                             std::to_string(threads) + " (OMP_THREAD_LIMIT? OMP_DYNAMIC?)");
-}
-
 // The master-only pattern with MPI's nonblocking call on thread 0. As cases.cpp's MasterCase,
 // consecutive calls alternate between two sets of shared arrays, so no trailing barrier is
 // needed: the barrier inside call k+1 keeps call k+2 from reusing call k's arrays before every
@@ -417,7 +401,7 @@ class MasterOverlap : public OverlapCase {
       shared_[p] = untouched_buffer(shared_size_);
       if (def_.kind == Kind::alltoall) stage_[p] = untouched_buffer(shared_size_);
     }
-    parallel(threads_, [&](int thread) {
+    omp_parallel(threads_, [&](int thread) {
       const auto t = static_cast<std::size_t>(thread);
       const int rank = process_ * threads_ + thread;
       send_[t].reset();
@@ -451,7 +435,7 @@ class MasterOverlap : public OverlapCase {
     std::vector<Participant> here(static_cast<std::size_t>(threads_));
     const Reference ref(def_.kind, n_, ranks());
     MPI_Request request = MPI_REQUEST_NULL;  // thread 0's
-    parallel(threads_, [&](int thread) {
+    omp_parallel(threads_, [&](int thread) {
       const auto t = static_cast<std::size_t>(thread);
       const int rank = process_ * threads_ + thread;
       const Layout& l = layouts_[t];

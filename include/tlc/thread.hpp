@@ -81,11 +81,7 @@ class TLC_API Thread {
   /// buf of the root is copied into buf of every rank; all pass the same size.
   template <MutableElementRange Buf>
   void bcast(Buf&& buf, int root) {
-    auto b = buf_span(buf);
-    auto call = detail::make_call(Collective::bcast, b.data(), b.size(), b.data(), b.size());
-    call.in_place = true;
-    call.root = root;
-    run(call);
+    run(bcast_call(buf_span(buf), root));
   }
 
   /// recv of the root = op over all ranks (rank order) of send; recv.size() == send.size() there.
@@ -210,12 +206,7 @@ class TLC_API Thread {
   /// At the root only: the root's block stays in send.
   template <ElementRange Send>
   void scatter(Send&& send, in_place_t, int root) {
-    auto s = send_span(send);
-    using T = std::ranges::range_value_t<Send>;
-    auto call = detail::make_call<T>(Collective::scatter, s.data(), s.size(), nullptr, 0);
-    call.in_place = true;
-    call.root = root;
-    run(call);
+    run(scatter_in_place_call(Collective::scatter, send_span(send), root));
   }
 
   /// recv of rank r = counts[r] elements of the root's send buffer from displs[r]. counts and
@@ -233,11 +224,7 @@ class TLC_API Thread {
   template <ElementRange Send>
   void scatterv(Send&& send, std::span<const std::size_t> counts,
                 std::span<const std::size_t> displs, in_place_t, int root) {
-    auto s = send_span(send);
-    using T = std::ranges::range_value_t<Send>;
-    auto call = detail::make_call<T>(Collective::scatterv, s.data(), s.size(), nullptr, 0);
-    call.in_place = true;
-    call.root = root;
+    auto call = scatter_in_place_call(Collective::scatterv, send_span(send), root);
     const detail::VariantLayout layout{counts, displs, {}, {}};
     call.layout = &layout;
     run(call);
