@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <new>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,33 +32,37 @@ void PostedCalls::prepare(int threads, int limit) {
   limit_ = limit;
 }
 
+RoundLines::RoundLines(int threads, std::size_t payload_bytes)
+    : threads_(threads), payload_bytes_(payload_bytes) {
+  if (sizeof(std::uint64_t) + 2 * payload_bytes <= cache_line_size) {
+    // The stamp and both payloads in one line: a reader pulls one line per thread.
+    payload_offset_ = sizeof(std::uint64_t);
+    payload_stride_ = payload_bytes;
+    stride_ = cache_line_size;
+  } else {  // each payload on lines of its own, after the stamp's
+    payload_offset_ = cache_line_size;
+    payload_stride_ = (payload_bytes + cache_line_size - 1) / cache_line_size * cache_line_size;
+    stride_ = cache_line_size + 2 * payload_stride_;
+  }
+  const std::size_t bytes = stride_ * static_cast<std::size_t>(threads);
+  memory_.reset(
+      static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{cache_line_size})));
+  std::memset(memory_.get(), 0, bytes);
+  for (int t = 0; t < threads; ++t) new (line(t)) std::atomic<std::uint64_t>(0);
+}
+
+void RoundLines::Free::operator()(std::byte* p) const noexcept {
+  ::operator delete[](p, std::align_val_t{cache_line_size});
+}
+
 std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEntry entry,
                                                std::shared_ptr<PostedCall> persistent,
                                                std::uint64_t round) {
-  const auto i = static_cast<std::size_t>(me);
   if (persistent && round > 0) {
-    // A round of a persistent call: the call is known, so no lookup and no lock; only this
-    // thread touches its own counters.
-    if (threads_[i].in_progress >= limit_) throw_too_many(team, me, threads_[i].in_progress);
-    const std::uint64_t sequence = ++threads_[i].started;
-    persistent->round_sequence[i] = sequence;
-    ++threads_[i].in_progress;
-    if (persistent->round_arrivals.fetch_add(1, std::memory_order_acq_rel) + 1 == team.threads()) {
-      persistent->round_arrivals.store(0, std::memory_order_relaxed);
-      for (std::uint64_t s : persistent->round_sequence)
-        if (s != sequence) {
-          fail(*persistent, round,
-               std::make_exception_ptr(
-                   Error(Errc::mismatch,
-                         "tlc: threads started a persistent call at different places "
-                         "of their order (other calls between their starts differ)")));
-          if (team.processes() > 1) team.abort("threads started nonblocking calls out of order");
-          return persistent;
-        }
-      pack_and_post(team, persistent, sequence, round);
-    }
+    start_round(team, me, *persistent, round);
     return persistent;
   }
+  const auto i = static_cast<std::size_t>(me);
   const bool counts = round > 0 && entry.invalid.empty();
   std::shared_ptr<PostedCall> call;
   std::uint64_t sequence = 0;
@@ -75,6 +81,9 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
       mismatch = it->second.kind != kind;
     } else {
       call = std::make_shared<PostedCall>(team, kind == Kind::init);
+      if (kind == Kind::init && team.processes() == 1)
+        if (const std::size_t bytes = posted::line_payload_bytes(entry, team.threads()))
+          call->lines = std::make_unique<RoundLines>(team.threads(), bytes);
       it = open_.emplace(sequence, Open{call, kind}).first;
     }
     if (mismatch) {
@@ -100,6 +109,41 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
   }
   if (last) pack_and_post(team, call, sequence, round);
   return call;
+}
+
+void PostedCalls::start_round(TeamImpl& team, int me, PostedCall& call, std::uint64_t round) {
+  // The call is known, so no lookup and no lock; only this thread touches its own counters.
+  const auto i = static_cast<std::size_t>(me);
+  if (threads_[i].in_progress >= limit_) throw_too_many(team, me, threads_[i].in_progress);
+  ++threads_[i].in_progress;
+  if (call.lines) {
+    // One process: nothing goes to MPI, so these rounds take no place in the order of the
+    // posted calls (every thread skips them alike); the thread's copy of its contribution and
+    // its stamp are the whole start (algo/posted/lines.cpp).
+    const PostedEntry& mine = call.entries[i];
+    if (mine.invalid.empty() && mine.contribution_bytes <= call.lines->payload_bytes() &&
+        mine.contribution_bytes)
+      std::memcpy(call.lines->payload(me, round), mine.contribution, mine.contribution_bytes);
+    call.lines->stamp(me, round);
+    team.waiter().notify();
+    return;
+  }
+  const std::uint64_t sequence = ++threads_[i].started;
+  call.round_sequence[i] = sequence;
+  if (call.round_arrivals.fetch_add(1, std::memory_order_acq_rel) + 1 == team.threads()) {
+    call.round_arrivals.store(0, std::memory_order_relaxed);
+    for (std::uint64_t s : call.round_sequence)
+      if (s != sequence) {
+        fail(call, round,
+             std::make_exception_ptr(
+                 Error(Errc::mismatch,
+                       "tlc: threads started a persistent call at different places "
+                       "of their order (other calls between their starts differ)")));
+        if (team.processes() > 1) team.abort("threads started nonblocking calls out of order");
+        return;
+      }
+    pack_and_post(team, call.shared_from_this(), sequence, round);
+  }
 }
 
 void PostedCalls::finished(int me) noexcept {
@@ -132,6 +176,14 @@ void PostedCalls::pack_and_post(TeamImpl& team, const std::shared_ptr<PostedCall
                std::make_exception_ptr(
                    Error(Errc::invalid_argument,
                          "tlc: " + team.who(t) + ": " + why + " (in the persistent call's init)")));
+      // The rounds on lines never meet in a pack, so the threads' agreement is checked here.
+      if (call->lines && call->failed.load(std::memory_order_relaxed) == 0) {
+        try {
+          posted::check_agreement(*call);
+        } catch (...) {
+          fail(*call, ~std::uint64_t{0}, std::current_exception());
+        }
+      }
       return advance_order(team, sequence, {});
     }
     call->round = round;
@@ -281,6 +333,14 @@ bool PostedCalls::advance(PostedCall& call, std::uint64_t round) {
 }
 
 bool PostedCalls::test(PostedCall& call, std::uint64_t round, int me) {
+  if (call.lines) {
+    if (call.failed.load(std::memory_order_acquire) >= round) std::rethrow_exception(call.error);
+    if (!call.lines->all_started(round)) return false;
+    // A thread whose start came after a failure of the init stamped too: look again.
+    if (call.failed.load(std::memory_order_acquire) >= round) std::rethrow_exception(call.error);
+    posted::finish_from_lines(call, round, me);
+    return true;
+  }
   if (!advance(call, round)) return false;
   if (call.failed.load(std::memory_order_acquire) >= round) std::rethrow_exception(call.error);
   posted::unpack(call, me);
@@ -289,6 +349,16 @@ bool PostedCalls::test(PostedCall& call, std::uint64_t round, int me) {
 
 void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
   TeamImpl& team = call.team;
+  if (call.lines) {
+    team.waiter().wait(
+        [&] {
+          return call.lines->all_started(round) ||
+                 call.failed.load(std::memory_order_acquire) >= round;
+        },
+        [&] { return std::string("threads of this process that have not started the round yet"); });
+    test(call, round, me);
+    return;
+  }
   while (!test(call, round, me)) {
     // One process: the call is ready when posted.
     if (team.processes() == 1 || call.posted.load(std::memory_order_acquire) < round) {

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +34,7 @@
 #include <tlc/detail/call.hpp>
 
 #include "inter/posted_op.hpp"
+#include "team/flags.hpp"
 #include "team/wait_policy.hpp"
 
 namespace tlc::detail {
@@ -61,6 +63,49 @@ class BriefLock {
 
  private:
   std::atomic<bool> locked_{false};
+};
+
+// The lines of a persistent call of a one-process team whose contributions are small
+// (algo/posted/lines.cpp): per thread, the round it last started and two payloads, one per
+// round parity, that hold a copy of its contribution to that round. Written by their thread
+// only; read by every thread of the call.
+class RoundLines {
+ public:
+  RoundLines(int threads, std::size_t payload_bytes);
+  // Thread t's payload for `round`.
+  std::byte* payload(int t, std::uint64_t round) noexcept {
+    return line(t) + payload_offset_ + (round & 1) * payload_stride_;
+  }
+  const std::byte* payload(int t, std::uint64_t round) const noexcept {
+    return line(t) + payload_offset_ + (round & 1) * payload_stride_;
+  }
+  std::size_t payload_bytes() const noexcept { return payload_bytes_; }
+  // Bytes from one thread's line to the next.
+  std::size_t stride() const noexcept { return stride_; }
+  // Thread t has started `round` (its payload written before).
+  void stamp(int t, std::uint64_t round) noexcept {
+    stamp_of(t).store(round, std::memory_order_release);
+  }
+  // Whether every thread has started `round`.
+  bool all_started(std::uint64_t round) const noexcept {
+    for (int t = 0; t < threads_; ++t)
+      if (stamp_of(t).load(std::memory_order_acquire) < round) return false;
+    return true;
+  }
+
+ private:
+  std::byte* line(int t) const noexcept {
+    return memory_.get() + static_cast<std::size_t>(t) * stride_;
+  }
+  std::atomic<std::uint64_t>& stamp_of(int t) const noexcept {
+    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(line(t)));
+  }
+  struct Free {
+    void operator()(std::byte* p) const noexcept;
+  };
+  int threads_;
+  std::size_t payload_bytes_, payload_offset_ = 0, payload_stride_ = 0, stride_ = 0;
+  std::unique_ptr<std::byte[], Free> memory_;
 };
 
 // One thread's arguments to a posted call.
@@ -106,6 +151,8 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
   // thread's order at which it did (they must agree).
   std::atomic<int> round_arrivals{0};
   std::vector<std::uint64_t> round_sequence;
+  // One process, small contributions: the rounds run on lines instead (made at the init).
+  std::unique_ptr<RoundLines> lines;
 
   // What the schedule keeps between its steps (algo/posted/schedule.hpp).
   std::mutex progress;  // one thread at a time tests the MPI operation
@@ -139,6 +186,8 @@ class PostedCalls {
   // (which joins the threads' entries and runs nothing).
   std::shared_ptr<PostedCall> start(TeamImpl& team, int me, PostedEntry entry,
                                     std::shared_ptr<PostedCall> persistent, std::uint64_t round);
+  // Thread me starts `round` (1, 2, ...) of the persistent call `call` (start's rules).
+  void start_round(TeamImpl& team, int me, PostedCall& call, std::uint64_t round);
   // A call of thread me completed or failed for it.
   void finished(int me) noexcept;
   // Advances (round of) call for thread me: true once its output is written. Throws the

@@ -247,7 +247,7 @@ void Persistent::start() {
   detail::TeamImpl& team = detail::team_of(*call_);
   started_ns_ = detail::start_stamp(*call_);
   waited_ns_ = 0;
-  team.posted().start(team, me_, {}, call_, round_ + 1);
+  team.posted().start_round(team, me_, *call_, round_ + 1);
   ++round_;
   active_ = true;
 }

@@ -533,6 +533,43 @@ TEST(Nonblocking, PersistentInitWithBadArgumentsFailsEveryThread) {
   }
 }
 
+// Threads whose persistent inits are valid each but disagree (the element count) get an error
+// at every round on every thread, never a wait for a round that cannot run: in one process the
+// rounds run on the threads' lines, and the init compares the threads' calls for them.
+TEST(Nonblocking, PersistentInitThreadsDisagreeFailEveryRound) {
+  tlc::Team team(MPI_COMM_WORLD, test_options(2));
+  std::vector<std::string> errors(2);
+  std::vector<int> failed_rounds(2, 0);
+  try {
+    team.run([&](tlc::Thread& me) {
+      const auto i = static_cast<std::size_t>(me.local_index());
+      std::vector<T> send(3 + i, 1), recv(3 + i, 0);
+      auto p = me.allreduce_init(send, recv);
+      for (int round = 0; round < 3; ++round) {
+        try {
+          p.start();
+          p.wait();
+        } catch (const tlc::TeamAborted& e) {
+          errors[i] = std::string("aborted: ") + e.what();
+          throw;
+        } catch (const tlc::Error& e) {
+          errors[i] = e.what();
+          ++failed_rounds[i];
+        }
+      }
+    });
+  } catch (const tlc::TeamAborted&) {  // across processes the failure aborts the team
+  }
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    EXPECT_FALSE(errors[i].empty()) << "thread " << i;
+    EXPECT_EQ(errors[i].find("TLC_TIMEOUT"), std::string::npos) << errors[i];
+    if (world_size() == 1) {
+      EXPECT_EQ(failed_rounds[i], 3) << errors[i];
+      EXPECT_NE(errors[i].find("elements per rank"), std::string::npos) << errors[i];
+    }
+  }
+}
+
 // Threads that start different kinds of calls at one place of their order (a nonblocking call
 // and a persistent init) get an error and the team aborts: nothing waits for a place that
 // can no longer be filled.

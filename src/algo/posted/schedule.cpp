@@ -33,7 +33,7 @@ std::string differs(const PostedEntry& a, const PostedEntry& b) {
 
 }  // namespace
 
-int prepare(PostedCall& call) {
+void check_agreement(const PostedCall& call) {
   TeamImpl& team = call.team;
   for (int t = 1; t < team.threads(); ++t) {
     const std::string why = differs(call.entries[0], call.entries[static_cast<std::size_t>(t)]);
@@ -43,6 +43,10 @@ int prepare(PostedCall& call) {
                                       "of their order (" +
                                       why + ")");
   }
+}
+
+int prepare(PostedCall& call) {
+  check_agreement(call);
   if (is_reduction(call.entries[0].call.collective)) return prepare_reduction(call);
   if (movement_direct(call)) return call.team.threads();
   pack_movement(call);

@@ -27,6 +27,15 @@ namespace tlc::detail::posted {
 
 // The serial part of pack; returns how many pack tasks remain (0: packed).
 int prepare(PostedCall& call);
+// Throws Error(mismatch) unless every thread's entry is the same call as thread 0's.
+void check_agreement(const PostedCall& call);
+
+// Persistent calls of one-process teams on lines (algo/posted/lines.cpp): the payload bytes
+// a thread's line holds for this entry's call, 0 where the lines do not serve it (the same
+// on every thread that passes the same call); and thread me's output of `round`, once every
+// thread has started it.
+std::size_t line_payload_bytes(const PostedEntry& entry, int threads);
+void finish_from_lines(PostedCall& call, std::uint64_t round, int me);
 void pack_task(PostedCall& call, int task);
 void post(PostedCall& call, ProcessComm& comm);
 void unpack(PostedCall& call, int me);
