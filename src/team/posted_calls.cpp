@@ -24,6 +24,8 @@ PostedCall::PostedCall(TeamImpl& team_, bool persistent_)
       alive(team_.alive_token()),
       entries(static_cast<std::size_t>(team_.threads())),
       round_sequence(static_cast<std::size_t>(team_.threads()), 0) {
+  task_round =
+      std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(team_.threads()));
   if (persistent) network.set_repeated();
 }
 
@@ -107,7 +109,7 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
       last = true;
     }
   }
-  if (last) pack_and_post(team, call, sequence, round);
+  if (last) pack_and_post(team, me, call, sequence, round);
   return call;
 }
 
@@ -142,7 +144,7 @@ void PostedCalls::start_round(TeamImpl& team, int me, PostedCall& call, std::uin
         if (team.processes() > 1) team.abort("threads started nonblocking calls out of order");
         return;
       }
-    pack_and_post(team, call.shared_from_this(), sequence, round);
+    pack_and_post(team, me, call.shared_from_this(), sequence, round);
   }
 }
 
@@ -163,7 +165,7 @@ void PostedCalls::fail(PostedCall& call, std::uint64_t round, std::exception_ptr
   call.team.waiter().notify();
 }
 
-void PostedCalls::pack_and_post(TeamImpl& team, const std::shared_ptr<PostedCall>& call,
+void PostedCalls::pack_and_post(TeamImpl& team, int me, const std::shared_ptr<PostedCall>& call,
                                 std::uint64_t sequence, std::uint64_t round) {
   std::exception_ptr failure;
   int tasks = 0;
@@ -198,17 +200,23 @@ void PostedCalls::pack_and_post(TeamImpl& team, const std::shared_ptr<PostedCall
   call->pack_tasks = tasks;
   call->pack_sequence = sequence;
   call->pack_failure = nullptr;
-  call->next_task.store(0, std::memory_order_relaxed);
+  call->claimed_tasks.store(0, std::memory_order_relaxed);
   call->done_tasks.store(0, std::memory_order_relaxed);
   call->packing.store(round, std::memory_order_release);
   if (tasks > 1) team.waiter().notify();  // threads waiting for the call may help
-  help_pack(*call, round);
+  help_pack(*call, round, me);
 }
 
-void PostedCalls::help_pack(PostedCall& call, std::uint64_t round) {
+void PostedCalls::help_pack(PostedCall& call, std::uint64_t round, int me) {
   int done = 0;
-  for (int task = call.next_task.fetch_add(1, std::memory_order_acq_rel); task < call.pack_tasks;
-       task = call.next_task.fetch_add(1, std::memory_order_acq_rel)) {
+  auto claim = [&](int task) {
+    if (call.task_round[static_cast<std::size_t>(task)].exchange(
+            round, std::memory_order_acq_rel) == round)
+      return false;
+    call.claimed_tasks.fetch_add(1, std::memory_order_acq_rel);
+    return true;
+  };
+  auto run = [&](int task) {
     try {
       posted::pack_task(call, task);
     } catch (...) {
@@ -216,7 +224,14 @@ void PostedCalls::help_pack(PostedCall& call, std::uint64_t round) {
       if (!call.pack_failure) call.pack_failure = std::current_exception();
     }
     ++done;
-  }
+  };
+  // Task t writes thread t's output (the movers) or the t-th slice (reductions): a thread takes
+  // its own first, so that an output is written by the core that reads it next.
+  if (me < call.pack_tasks && claim(me)) run(me);
+  for (int task = 0; task < call.pack_tasks &&
+                     call.claimed_tasks.load(std::memory_order_acquire) < call.pack_tasks;
+       ++task)
+    if (task != me && claim(task)) run(task);
   if (done > 0 &&
       call.done_tasks.fetch_add(done, std::memory_order_acq_rel) + done == call.pack_tasks) {
     std::exception_ptr failure;
@@ -365,8 +380,8 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
       // Threads of this process have not started the call yet (or an earlier call of the order
       // has not been posted): block politely.
       if (call.packing.load(std::memory_order_acquire) == round &&
-          call.next_task.load(std::memory_order_relaxed) < call.pack_tasks) {
-        team.posted().help_pack(call, round);
+          call.claimed_tasks.load(std::memory_order_relaxed) < call.pack_tasks) {
+        team.posted().help_pack(call, round, me);
         continue;
       }
       team.waiter().wait(
@@ -374,7 +389,7 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
             return call.posted.load(std::memory_order_acquire) >= round ||
                    call.failed.load(std::memory_order_acquire) >= round ||
                    (call.packing.load(std::memory_order_acquire) == round &&
-                    call.next_task.load(std::memory_order_relaxed) < call.pack_tasks);
+                    call.claimed_tasks.load(std::memory_order_relaxed) < call.pack_tasks);
           },
           [&] {
             return std::string("threads of process ") + std::to_string(team.process()) +

@@ -143,7 +143,9 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
   std::atomic<std::uint64_t> packing{0};  // the round whose tasks are handed out
   int pack_tasks = 0;
   std::uint64_t pack_sequence = 0;
-  std::atomic<int> next_task{0}, done_tasks{0};
+  std::atomic<int> claimed_tasks{0}, done_tasks{0};
+  // Per task (at most one per thread), the round in which a thread claimed it.
+  std::unique_ptr<std::atomic<std::uint64_t>[]> task_round;
   std::mutex pack_failure_mutex;
   std::exception_ptr pack_failure;
 
@@ -198,11 +200,11 @@ class PostedCalls {
   static bool advance(PostedCall& call, std::uint64_t round);
   // Takes pack tasks of round of call while there are any; the thread that finishes the last
   // one posts the call.
-  void help_pack(PostedCall& call, std::uint64_t round);
+  void help_pack(PostedCall& call, std::uint64_t round, int me);
 
  private:
   // The last arriver's step: pack, then post in the order of the calls.
-  void pack_and_post(TeamImpl& team, const std::shared_ptr<PostedCall>& call,
+  void pack_and_post(TeamImpl& team, int me, const std::shared_ptr<PostedCall>& call,
                      std::uint64_t sequence, std::uint64_t round);
   static void fail(PostedCall& call, std::uint64_t round, std::exception_ptr error);
   [[noreturn]] static void throw_too_many(TeamImpl& team, int me, int in_progress);

@@ -323,7 +323,7 @@ TEST(Nonblocking, EveryCollectiveEqualsItsBlockingForm) {
       Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
       try {
         for (const NamedCase& c : cases())
-          for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{3000}})
+          for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{5000}})
             for (Form f : {Form::nonblocking, Form::persistent}) {
               if (std::getenv("TRACE") && me.rank() == 0)
                 std::fprintf(stderr, "%s %s %zu\n", c.name.c_str(), name(f), n);

@@ -14,11 +14,13 @@
 //     thread, then destination rank; post MPI_Ialltoallv; `out` then holds, per source process,
 //     per source rank, per destination thread here, the blocks; unpack: each thread collects
 //     its blocks.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "algo/posted/schedule.hpp"
 #include "inter/process_comm.hpp"
+#include "intra/sliced_reduce.hpp"
 #include "team/team_impl.hpp"
 
 namespace tlc::detail::posted {
@@ -189,6 +191,18 @@ bool movement_direct(const PostedCall& call) {
   return !(alltoall && c.in_place);
 }
 
+int movement_direct_tasks(const PostedCall& call) {
+  const Call& c = call.entries[0].call;
+  const int T = call.team.threads();
+  if (c.collective != Collective::bcast) return T;
+  // bcast: one output per thread but one input; slices of it (copied into every output) let
+  // every thread copy, as the blocking sliced bcast does.
+  constexpr std::size_t slice_bytes = 16 * 1024;
+  const std::size_t bytes = call.entries[0].count * c.type.size;
+  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(T),
+                                                std::max<std::size_t>(1, bytes / slice_bytes)));
+}
+
 void pack_movement_direct_task(PostedCall& call, int task) {
   TeamImpl& team = call.team;
   const Call& c = call.entries[0].call;
@@ -197,10 +211,18 @@ void pack_movement_direct_task(PostedCall& call, int task) {
   const PostedEntry& out = call.entries[static_cast<std::size_t>(task)];
   auto* recv = static_cast<std::byte*>(out.call.recv);
   switch (c.collective) {
-    case Collective::bcast:
-      if (task != c.root)
-        copy_bytes(recv, call.entries[static_cast<std::size_t>(c.root)].call.recv, out.count * e);
+    case Collective::bcast: {  // task: a slice of the root's buffer, into every other output
+      const Slice slice = slice_of(out.count, e, task, movement_direct_tasks(call));
+      const auto* from =
+          static_cast<const std::byte*>(call.entries[static_cast<std::size_t>(c.root)].call.recv) +
+          slice.begin * e;
+      for (int t = 0; t < T; ++t)
+        if (t != c.root)
+          copy_bytes(static_cast<std::byte*>(call.entries[static_cast<std::size_t>(t)].call.recv) +
+                         slice.begin * e,
+                     from, slice.size() * e);
       return;
+    }
     case Collective::allgather:
     case Collective::allgatherv:
       for (int s = 0; s < T; ++s) {

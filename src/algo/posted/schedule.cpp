@@ -48,7 +48,7 @@ void check_agreement(const PostedCall& call) {
 int prepare(PostedCall& call) {
   check_agreement(call);
   if (is_reduction(call.entries[0].call.collective)) return prepare_reduction(call);
-  if (movement_direct(call)) return call.team.threads();
+  if (movement_direct(call)) return movement_direct_tasks(call);
   pack_movement(call);
   return 0;
 }

@@ -50,6 +50,8 @@ void pack_movement(PostedCall& call);
 // copy straight from the inputs into the outputs in their pack, one task per output thread
 // (gather: per input block), as the blocking single-process copies do; unpack has nothing left.
 bool movement_direct(const PostedCall& call);
+// Their tasks: one per output thread (bcast: slices of the root's buffer, at most one per thread).
+int movement_direct_tasks(const PostedCall& call);
 void pack_movement_direct_task(PostedCall& call, int task);
 void post_movement(PostedCall& call, ProcessComm& comm);
 void unpack_movement(PostedCall& call, int me);
