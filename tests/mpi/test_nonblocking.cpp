@@ -309,38 +309,43 @@ std::string first_difference(const std::vector<T>& want, const std::vector<T>& g
 
 }  // namespace
 
-// Every collective, every shape, sizes from nothing to past the eager limits: the nonblocking
-// and persistent forms equal the blocking form.
+// Every collective, every shape, sizes from nothing to past the eager limits, one lane and three
+// (more than some processes have threads): the nonblocking and persistent forms equal the
+// blocking form.
 TEST(Nonblocking, EveryCollectiveEqualsItsBlockingForm) {
   const int P = world_size();
-  for (const Shape& shape : shapes()) {
-    const int threads = shape.threads_of(world_rank());
-    tlc::TeamOptions options = test_options(threads);
-    if (std::getenv("TRACE")) options.timeout_seconds = 3;
-    tlc::Team team(MPI_COMM_WORLD, options);
-    std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
-    team.run([&](tlc::Thread& me) {
-      Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
-      try {
-        for (const NamedCase& c : cases())
-          for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{5000}})
-            for (Form f : {Form::nonblocking, Form::persistent}) {
-              if (std::getenv("TRACE") && me.rank() == 0)
-                std::fprintf(stderr, "%s %s %zu\n", c.name.c_str(), name(f), n);
-              const std::vector<T> want = c.run(me, Form::blocking, n);
-              const std::vector<T> got = c.run(me, f, n);
-              if (const std::string why = first_difference(want, got); !why.empty()) {
-                if (out.mismatches++ == 0)
-                  out.first_mismatch =
-                      c.name + " " + name(f) + " n=" + std::to_string(n) + ": " + why;
+  for (const Shape& shape : shapes())
+    for (int lanes : {1, 3}) {
+      const int threads = shape.threads_of(world_rank());
+      tlc::TeamOptions options = test_options(threads);
+      options.lanes = lanes;
+      if (std::getenv("TRACE")) options.timeout_seconds = 3;
+      tlc::Team team(MPI_COMM_WORLD, options);
+      std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
+      team.run([&](tlc::Thread& me) {
+        Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+        try {
+          for (const NamedCase& c : cases())
+            for (std::size_t n :
+                 {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{5000}})
+              for (Form f : {Form::nonblocking, Form::persistent}) {
+                if (std::getenv("TRACE") && me.rank() == 0)
+                  std::fprintf(stderr, "%s %s %zu\n", c.name.c_str(), name(f), n);
+                const std::vector<T> want = c.run(me, Form::blocking, n);
+                const std::vector<T> got = c.run(me, f, n);
+                if (const std::string why = first_difference(want, got); !why.empty()) {
+                  if (out.mismatches++ == 0)
+                    out.first_mismatch =
+                        c.name + " " + name(f) + " n=" + std::to_string(n) + ": " + why;
+                }
               }
-            }
-      } catch (const std::exception& e) {
-        out.error = e.what();
-      }
-    });
-    expect_clean(outcomes, std::string(shape.name) + " at " + std::to_string(P) + " processes");
-  }
+        } catch (const std::exception& e) {
+          out.error = e.what();
+        }
+      });
+      expect_clean(outcomes, std::string(shape.name) + " at " + std::to_string(P) + " processes, " +
+                                 std::to_string(lanes) + " lanes");
+    }
 }
 
 // Several requests outstanding per thread, completed in an order that differs between threads,
