@@ -11,7 +11,7 @@
 //            full_lane), or tlc's pairwise exchange (pairwise) or all-at-once isends (isend);
 //   consume: every thread copies the N blocks addressed to it out (N n bytes).
 // direct (one thread here): MPI_Alltoallv on the caller's buffers (one thread everywhere:
-// MPI_Alltoall).
+// MPI_Alltoall, or tlc's pairwise or isend exchange; in place after copying the input aside).
 // Cost: 2 T N n bytes copied + network of T_p T n bytes per process pair; pairwise
 // (P-1) (alpha + m beta), isend (P-1) alpha + (P-1) m beta ([Thakur] sec. 4.3), per lane m / L.
 #include "algo/across.hpp"
@@ -31,6 +31,24 @@ void alltoall_across(TeamImpl& team, int me, const CallView& view, const Plan& p
   auto recv_displ = [&](std::size_t s) { return v ? c.recv_displs()[s] : s * n; };
 
   if (plan.form == Form::direct) {
+    if (plan.one_thread_everywhere && is_multi_sender(plan.algorithm)) {
+      // tlc's exchange between the caller's buffers; in place, the input is first set aside
+      // (a block received may otherwise overwrite one still to be sent).
+      const std::byte* send = static_cast<const std::byte*>(c.send);
+      if (c.in_place) {
+        thread_local std::vector<std::byte> aside;
+        if (aside.size() < N * n * e) aside.resize(N * n * e);
+        copy_bytes(aside.data(), out, N * n * e);
+        send = aside.data();
+      }
+      thread_local std::vector<std::size_t> bytes, displs;
+      bytes.assign(N, n * e);
+      displs.resize(N);
+      for (std::size_t r = 0; r < N; ++r) displs[r] = r * n * e;
+      (plan.algorithm == Algorithm::pairwise ? p2p::pairwise_alltoallv : p2p::isend_alltoallv)(
+          team.comm(), send, bytes, displs, out, bytes, displs);
+      return;
+    }
     if (plan.one_thread_everywhere) {
       team.comm().alltoall(c.send, c.recv, n * e);
       return;

@@ -8,13 +8,16 @@
 //   produce: the workers copy the local threads' pieces into their rank's place (T n bytes);
 //   network: allgather: every process's pieces to every process, per lane: MPI_Allgatherv in
 //            place (hierarchical, full_lane), tlc's ring (ring) or Bruck (bruck, equal process
-//            blocks); gather: MPI_Gatherv to the root's process;
+//            blocks); gather: MPI_Gatherv (hierarchical, full_lane) or tlc's linear gather
+//            (linear) to the root's process;
 //   consume: allgather: every thread copies all N pieces into its output (N n bytes each);
 //            gather: the root copies them.
 // direct (one thread here): the MPI call on the caller's buffers (one thread everywhere:
-// MPI_Allgather, or tlc's ring or Bruck in place in the output).
+// MPI_Allgather, or tlc's ring or Bruck in place in the output; tlc's linear gather into the
+// root's output).
 // Cost: T n + network + N n bytes copied per thread; ring (P-1) alpha + (P-1)/P N n beta, Bruck
-// ceil(log2 P) alpha + the same bytes ([Thakur] sec. 4.1), per lane N n / L.
+// ceil(log2 P) alpha + the same bytes ([Thakur] sec. 4.1), per lane N n / L; linear gather
+// (P-1) alpha + (P-1)/P N n beta at the root.
 #include "algo/across.hpp"
 #include "algo/pieces.hpp"
 #include "inter/p2p.hpp"
@@ -45,7 +48,11 @@ void gather_across(TeamImpl& team, int me, const CallView& view, const Plan& pla
   if (plan.form == Form::direct) {
     const auto* mine = static_cast<const std::byte*>(view[me].contribution);
     if (!every_rank) {  // gather outside the root's process: send this thread's block
-      team.comm().gatherv(mine, view[me].contribution_bytes, nullptr, {}, {}, root_process);
+      if (plan.algorithm == Algorithm::linear)
+        p2p::linear_gatherv(team.comm(), mine, view[me].contribution_bytes, nullptr, {}, {},
+                            root_process);
+      else
+        team.comm().gatherv(mine, view[me].contribution_bytes, nullptr, {}, {}, root_process);
       return;
     }
     if (all && plan.one_thread_everywhere) {
@@ -73,10 +80,15 @@ void gather_across(TeamImpl& team, int me, const CallView& view, const Plan& pla
     packed.build(N, 1, e, [&](std::size_t) { return n; });
     packed.lane_groups(0, rank_starts(team), bytes, displs);
     copy_bytes(out + my_rank * n * e, mine, view[me].contribution_bytes);
-    if (all)
+    if (all) {
       team.comm().allgatherv_in_place(out, bytes, displs);
-    else
+    } else if (plan.algorithm == Algorithm::linear) {
+      thread_local std::vector<std::size_t> sizes, offsets;
+      as_sizes(bytes, displs, sizes, offsets);
+      p2p::linear_gatherv(team.comm(), nullptr, 0, out, sizes, offsets, root_process);
+    } else {
       team.comm().gatherv(nullptr, 0, out, bytes, displs, root_process);
+    }
     return;
   }
 
@@ -119,11 +131,18 @@ void gather_across(TeamImpl& team, int me, const CallView& view, const Plan& pla
     thread_local std::vector<MPI_Count> bytes;
     thread_local std::vector<MPI_Aint> displs;
     if (!every_rank) {
-      comm.gatherv(lane, at.bytes(l, 0, T), nullptr, {}, {}, root_process);
+      if (plan.algorithm == Algorithm::linear)
+        p2p::linear_gatherv(comm, lane, at.bytes(l, 0, T), nullptr, {}, {}, root_process);
+      else
+        comm.gatherv(lane, at.bytes(l, 0, T), nullptr, {}, {}, root_process);
       return;
     }
     at.lane_groups(l, rank_starts(team), bytes, displs);
-    if (!all) {
+    if (!all && plan.algorithm == Algorithm::linear) {
+      thread_local std::vector<std::size_t> sizes, offsets;
+      as_sizes(bytes, displs, sizes, offsets);
+      p2p::linear_gatherv(comm, nullptr, 0, lane, sizes, offsets, root_process);
+    } else if (!all) {
       comm.gatherv(nullptr, 0, lane, bytes, displs, root_process);
     } else if (plan.algorithm == Algorithm::bruck) {  // the planner ensures equal blocks
       p2p::bruck_allgather(comm, lane, static_cast<std::size_t>(bytes[0]));

@@ -11,7 +11,8 @@
 //            receiving its T_p pieces (hierarchical, full_lane), or tlc's pairwise exchange
 //            (pairwise, commutative ops) in place in the reduced region;
 //   consume: every thread copies its own piece out.
-// direct (one thread everywhere): MPI_Reduce_scatter_block on the caller's buffers.
+// direct (one thread everywhere): MPI_Reduce_scatter_block, or tlc's pairwise exchange
+// (pairwise), on the caller's buffers.
 // Cost: N n T/bandwidth + network + n bytes copied per thread; pairwise reduce-scatter
 // (P-1) alpha + (P-1)/P N n (beta + gamma) ([Thakur] sec. 4.4), per lane N n / L.
 #include "algo/across.hpp"
@@ -27,6 +28,19 @@ void reduce_scatter_block_across(TeamImpl& team, int me, const CallView& view, c
   const auto T = static_cast<std::size_t>(team.threads());
   auto* out = static_cast<std::byte*>(c.recv);
 
+  if (plan.form == Form::direct && plan.algorithm == Algorithm::pairwise) {
+    // tlc's pairwise exchange reads the caller's input and writes its block of the result
+    // straight into the output; in place (the input in the output, the result at its start,
+    // where process 0's input block still is), through a block of staging.
+    thread_local std::vector<std::size_t> counts;
+    counts.assign(N, n);
+    team.grow_staging(me, c.in_place ? n * e : 0);
+    auto* block = static_cast<std::byte*>(c.in_place ? team.staging() : c.recv);
+    p2p::pairwise_reduce_scatter(team.comm(), static_cast<const std::byte*>(view[me].contribution),
+                                 block, counts, c);
+    if (c.in_place) copy_bytes(c.recv, block, n * e);
+    return;
+  }
   if (plan.form == Form::direct) {
     // In place through a block of staging (MPICH 4.0's in-place reduce-scatter copies
     // overlapping ranges).

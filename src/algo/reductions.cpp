@@ -7,7 +7,8 @@
 //            into the region: n bytes read T times, written once;
 //   network: the process-level reduction of the region (in place): MPI_Allreduce / MPI_Reduce /
 //            MPI_Exscan by thread 0 (hierarchical) or per lane part (full_lane), or tlc's
-//            recursive doubling or Rabenseifner allreduce or binomial reduce per lane part;
+//            recursive doubling or Rabenseifner allreduce, binomial reduce or recursive doubling
+//            exscan per lane part;
 //   consume: allreduce: every thread copies the result into its output; reduce: the root copies
 //            it (nothing when the region is the root's output); scan, exscan: the threads compute
 //            their slices of every output's prefix, seeded with the reduction over the lower
@@ -18,7 +19,8 @@
 // direct (one thread here; the multi-sender algorithms: one thread everywhere): the network
 // step on the caller's buffers, with no staging, no copies and no pipeline: allreduce runs
 // MPI_Allreduce, recursive doubling or Rabenseifner in the output; the binomial reduce runs in
-// the root's output and, elsewhere, in a private accumulator.
+// the root's output and, elsewhere, in a private accumulator; the recursive-doubling scan and
+// exscan read the caller's input and write its output.
 // Cost: n T/bandwidth + network(n) + copies, e.g. allreduce with MPICH's Rabenseifner
 // 2 log P alpha + 2 n beta + n gamma ([Thakur] sec. 4.5 and 5.1), per lane n/L.
 #include "algo/across.hpp"
@@ -30,7 +32,8 @@ namespace tlc::detail {
 namespace {
 
 // One thread here: nothing to combine inside the process, the network step runs on the
-// caller's buffers (Planner: allreduce with any algorithm, reduce with the binomial tree).
+// caller's buffers (Planner: allreduce with any algorithm, reduce with the binomial tree, scan
+// and exscan with recursive doubling).
 void reduction_direct(TeamImpl& team, const CallDescriptor& d, const Plan& plan) {
   const Call& c = d.call;
   const std::size_t n = d.count, bytes = n * c.type.size;
@@ -47,11 +50,16 @@ void reduction_direct(TeamImpl& team, const CallDescriptor& d, const Plan& plan)
       if (accumulator.size() < bytes) accumulator.resize(bytes);
       at = accumulator.data();
     }
-    if (!c.in_place || root_process != team.process()) copy_bytes(at, d.contribution, bytes);
-    p2p::binomial_reduce(comm, at, n, c, root_process, p2p::binomial_reduce_segment_bytes);
+    p2p::binomial_reduce(comm, static_cast<const std::byte*>(d.contribution), at, n, c,
+                         root_process, p2p::binomial_reduce_segment_bytes);
     return;
   }
   auto* out = static_cast<std::byte*>(c.recv);
+  if (c.collective == Collective::scan || c.collective == Collective::exscan) {
+    p2p::recursive_doubling_scan(comm, static_cast<const std::byte*>(d.contribution), out, n, c,
+                                 c.collective == Collective::exscan);
+    return;
+  }
   if (!c.in_place) copy_bytes(out, c.send, bytes);
   if (plan.algorithm == Algorithm::rabenseifner)
     p2p::rabenseifner_allreduce(comm, out, n, c);
@@ -111,7 +119,10 @@ void reduction_across(TeamImpl& team, int me, const CallView& view, const Plan& 
           comm.reduce_in_place(at, part.size(), c, root_process);
         return;
       default:  // scan, exscan: the reduction over the lower processes
-        comm.exscan_in_place(at, part.size(), c);
+        if (plan.algorithm == Algorithm::recursive_doubling)
+          p2p::recursive_doubling_scan(comm, at, at, part.size(), c, true);
+        else
+          comm.exscan_in_place(at, part.size(), c);
         return;
     }
   };

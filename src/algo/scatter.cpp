@@ -6,13 +6,16 @@
 // Steps (T threads here, N ranks, n bytes per rank, L lanes):
 //   produce: the root process's workers copy the N pieces of the root's send buffer in (N n
 //            bytes shared among them); elsewhere nothing;
-//   network: MPI_Scatterv from the root's process, per lane part (hierarchical, full_lane);
+//   network: from the root's process, per lane part: MPI_Scatterv (hierarchical, full_lane) or
+//            tlc's linear scatter (linear);
 //   consume: every thread copies its own piece out (the root keeps its own in place).
-// direct (one thread here): MPI_Scatterv on the caller's buffers.
+// direct (one thread here): MPI_Scatterv on the caller's buffers (one thread everywhere: or
+// tlc's linear scatter).
 // Cost: N n / T + network + n bytes copied per thread; MPICH's scatter is a binomial tree,
-// log P alpha + (P-1)/P N n beta ([Thakur] sec. 4).
+// log P alpha + (P-1)/P N n beta ([Thakur] sec. 4); the linear one (P-1) alpha + the same bytes.
 #include "algo/across.hpp"
 #include "algo/pieces.hpp"
+#include "inter/p2p.hpp"
 
 namespace tlc::detail {
 
@@ -35,7 +38,10 @@ void scatter_across(TeamImpl& team, int me, const CallView& view, const Plan& pl
 
   if (plan.form == Form::direct) {
     if (!root_here) {
-      team.comm().scatterv(nullptr, {}, {}, c.recv, c.recv_count * e, root_process);
+      if (plan.algorithm == Algorithm::linear)
+        p2p::linear_scatterv(team.comm(), nullptr, {}, {}, out, c.recv_count * e, root_process);
+      else
+        team.comm().scatterv(nullptr, {}, {}, c.recv, c.recv_count * e, root_process);
       return;
     }
     // The root's send buffer is the rank-packed region of one lane.
@@ -45,7 +51,13 @@ void scatter_across(TeamImpl& team, int me, const CallView& view, const Plan& pl
     packed.build(N, 1, e, [&](std::size_t) { return n; });
     packed.lane_groups(0, rank_starts(team), bytes, displs);
     const auto* source = static_cast<const std::byte*>(view[me].contribution);
-    team.comm().scatterv(source, bytes, displs, nullptr, 0, root_process);
+    if (plan.algorithm == Algorithm::linear) {
+      thread_local std::vector<std::size_t> sizes, offsets;
+      as_sizes(bytes, displs, sizes, offsets);
+      p2p::linear_scatterv(team.comm(), source, sizes, offsets, nullptr, 0, root_process);
+    } else {
+      team.comm().scatterv(source, bytes, displs, nullptr, 0, root_process);
+    }
     if (!keeps) copy_bytes(out, source + my_rank * n * e, n * e);
     return;
   }
@@ -87,14 +99,24 @@ void scatter_across(TeamImpl& team, int me, const CallView& view, const Plan& pl
   auto network = [&](std::size_t i, ProcessComm& comm, int l) {
     const PieceLayout& at = layout_of(i);
     std::byte* lane = region(i) + at.offset(l, 0);
+    const bool linear = plan.algorithm == Algorithm::linear;
     if (!root_here) {
-      comm.scatterv(nullptr, {}, {}, lane, at.bytes(l, 0, T), root_process);
+      if (linear)
+        p2p::linear_scatterv(comm, nullptr, {}, {}, lane, at.bytes(l, 0, T), root_process);
+      else
+        comm.scatterv(nullptr, {}, {}, lane, at.bytes(l, 0, T), root_process);
       return;
     }
     thread_local std::vector<MPI_Count> bytes;
     thread_local std::vector<MPI_Aint> displs;
     at.lane_groups(l, rank_starts(team), bytes, displs);
-    comm.scatterv(lane, bytes, displs, nullptr, 0, root_process);
+    if (linear) {
+      thread_local std::vector<std::size_t> sizes, offsets;
+      as_sizes(bytes, displs, sizes, offsets);
+      p2p::linear_scatterv(comm, lane, sizes, offsets, nullptr, 0, root_process);
+    } else {
+      comm.scatterv(lane, bytes, displs, nullptr, 0, root_process);
+    }
   };
   auto consume = [&](std::size_t i) {
     if (keeps) return;

@@ -58,6 +58,22 @@ void dissemination_barrier(ProcessComm& lane);
 void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int root,
                     std::size_t segment_bytes);
 
+// ---- gather, scatter (p2p_gather.cpp, p2p_scatter.cpp) ----
+// Sizes and displacements are per process, in bytes, and read at the root only.
+
+// At the root, in place: process p's bytes[p] bytes land at recv + displs[p] (its own block is
+// already there); elsewhere send_bytes bytes of send go to the root. Linear: (P-1) alpha +
+// (P-1)/P n beta at the root.
+void linear_gatherv(ProcessComm& lane, const std::byte* send, std::size_t send_bytes,
+                    std::byte* recv, std::span<const std::size_t> bytes,
+                    std::span<const std::size_t> displs, int root);
+
+// At the root, bytes[p] bytes at send + displs[p] go to process p (its own block stays in send);
+// elsewhere recv_bytes bytes arrive in recv. Linear: (P-1) alpha + (P-1)/P n beta at the root.
+void linear_scatterv(ProcessComm& lane, const std::byte* send, std::span<const std::size_t> bytes,
+                     std::span<const std::size_t> displs, std::byte* recv, std::size_t recv_bytes,
+                     int root);
+
 // ---- alltoall (p2p_alltoall.cpp) ----
 // send_bytes[j] bytes from send + send_displs[j] go to process j, which receives them at
 // recv + recv_displs[i] (recv_bytes[i] == what process i sends it). send and recv must not
@@ -122,6 +138,10 @@ bool test_all(ProcessComm& lane, std::span<MPI_Request> requests, const char* wh
 // Pairwise exchange, [Thakur] sec. 4.4.
 void pairwise_reduce_scatter(ProcessComm& lane, std::byte* buf, std::span<const std::size_t> counts,
                              const Call& call);
+// The same with this process's block of the result in `own` (count[rank] elements; own may be
+// its block in buf), buf only read: the direct form's, on the caller's buffers.
+void pairwise_reduce_scatter(ProcessComm& lane, const std::byte* buf, std::byte* own,
+                             std::span<const std::size_t> counts, const Call& call);
 
 // In place: buf (count elements) becomes op over processes 0..P-1 in rank order, bitwise the
 // same on every process; any op, non-commutative ones included. Recursive doubling with the
@@ -144,6 +164,18 @@ void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count
 // its cache, and while the next one travels where the transport moves data without it.
 void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call,
                      int root, std::size_t segment_bytes);
+// The same with this process's input apart (send, only read; send == buf: as above): buf is then
+// only an accumulator, written by the processes that receive (at the root: the result), and a
+// process that only sends sends its input without copying it.
+void binomial_reduce(ProcessComm& lane, const std::byte* send, std::byte* buf, std::size_t count,
+                     const Call& call, int root, std::size_t segment_bytes);
+
+// recv (count elements) becomes op over the send vectors of processes 0..rank (scan) or
+// 0..rank-1 (exclusive: exscan; recv is left as it was on process 0), in rank order, any op.
+// send may be recv (in place). Recursive doubling, [Thakur] sec. 4: ceil(lg P) (alpha + n beta
+// + 2 n gamma), sending only the messages a later step needs (one message at P = 2).
+void recursive_doubling_scan(ProcessComm& lane, const std::byte* send, std::byte* recv,
+                             std::size_t count, const Call& call, bool exclusive);
 
 // The segments tlc's reductions use: small enough to be folded while in the cache, large enough
 // that the messages' start-ups stay small against their bytes.
@@ -172,6 +204,9 @@ enum Tag : int {
   tag_binomial_reduce,
   tag_binomial_reduce_to_root,
   tag_barrier,
+  tag_scan,
+  tag_gather,
+  tag_scatter,
 };
 
 // A per-process array (sizes, displacements) must have one entry per process of the lane. Every

@@ -4,6 +4,7 @@
 // higher ranks).
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -37,19 +38,23 @@ int floor_power_of_two(int p) {
 // Cost: (P-1) alpha + (P-1)/P n beta + (P-1)/P n gamma; only the data a process needs moves.
 // Commutative ops only: a block accumulates r, r-1, r-2, ... (mod P), not rank order. The order
 // is fixed for a given P, so results are reproducible from run to run.
-void pairwise_reduce_scatter(ProcessComm& lane, std::byte* buf, std::span<const std::size_t> counts,
-                             const Call& call) {
+// Out of place (own outside buf), the own block is first copied to own; the blocks for other
+// processes are only read.
+void pairwise_reduce_scatter(ProcessComm& lane, const std::byte* buf, std::byte* own,
+                             std::span<const std::size_t> counts, const Call& call) {
   util::expect_per_process(counts, lane, "reduce_scatter counts");
   require_commutative(call, "pairwise reduce_scatter");
   const int size = lane.size(), rank = lane.rank();
-  if (size == 1) return;
   const std::size_t element = call.type.size;
-  std::vector<std::size_t> offset(counts.size() + 1, 0);  // in elements
+  thread_local std::vector<std::size_t> offset;  // in elements
+  offset.assign(counts.size() + 1, 0);
   for (std::size_t i = 0; i < counts.size(); ++i) offset[i + 1] = offset[i] + counts[i];
 
   const auto me = static_cast<std::size_t>(rank);
   const std::size_t own_count = counts[me];
-  std::byte* own = buf + offset[me] * element;
+  const std::byte* own_input = buf + offset[me] * element;
+  if (own != own_input && own_count != 0) std::memcpy(own, own_input, own_count * element);
+  if (size == 1) return;
   const std::array<std::byte*, 2> incoming = {util::scratch(own_count * element, 0),
                                               util::scratch(own_count * element, 1)};
   std::array<std::array<MPI_Request, 2>, 2> requests;
@@ -69,6 +74,14 @@ void pairwise_reduce_scatter(ProcessComm& lane, std::byte* buf, std::span<const 
     if (own_count != 0)
       call.combine(call.op_object, own, incoming[static_cast<std::size_t>(k % 2)], own_count, true);
   }
+}
+
+void pairwise_reduce_scatter(ProcessComm& lane, std::byte* buf, std::span<const std::size_t> counts,
+                             const Call& call) {
+  std::size_t before = 0;  // elements of the lower processes' blocks
+  for (int p = 0; p < lane.rank() && static_cast<std::size_t>(p) < counts.size(); ++p)
+    before += counts[static_cast<std::size_t>(p)];
+  pairwise_reduce_scatter(lane, buf, buf + before * call.type.size, counts, call);
 }
 
 // Recursive-doubling allreduce ([Thakur] sec. 4.5; non-power-of-two handling as in 5.1).
@@ -266,12 +279,17 @@ void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count
 // receives the accumulator of p + 2^k (if that process exists) and folds it in as the higher
 // ranks. Process 0 ends with all P; a root other than 0 receives it from process 0. Each
 // accumulator travels in segments, one message each, received into two scratch buffers in turn:
-// segment s is folded while segment s + 1 is on its way.
-void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call,
-                     int root, std::size_t segment_bytes) {
+// segment s is folded while segment s + 1 is on its way. With the input apart from buf, a process
+// that only sends (half of them) sends its input as it is, and the first accumulator a process
+// receives lands in buf directly, its input folded in as the lower ranks: no copy of the input.
+void binomial_reduce(ProcessComm& lane, const std::byte* send, std::byte* buf, std::size_t count,
+                     const Call& call, int root, std::size_t segment_bytes) {
   const int size = lane.size(), rank = lane.rank();
   util::expect_root(root, lane, "reduce");
-  if (size == 1 || count == 0) return;
+  if (size == 1 || count == 0) {
+    if (count != 0 && send != buf) std::memcpy(buf, send, count * call.type.size);
+    return;
+  }
   const std::size_t element = call.type.size, bytes = count * element;
   const std::size_t per_segment =
       segment_bytes == 0 ? count : std::clamp<std::size_t>(segment_bytes / element, 1, count);
@@ -280,31 +298,41 @@ void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const
     return std::min(per_segment, count - s * per_segment);
   };
   auto segment_at = [&](std::size_t s) { return buf + s * per_segment * element; };
+  bool folded = send == buf;  // buf holds this process's accumulator
   for (int mask = 1; mask < size; mask <<= 1) {
     if (rank & mask) {
+      const std::byte* from = folded ? buf : send;
       thread_local std::vector<MPI_Request> requests;  // a small call allocates nothing
       requests.assign(segments, MPI_REQUEST_NULL);
       for (std::size_t s = 0; s < segments; ++s)
-        util::isend(lane, segment_at(s), segment_count(s) * element, rank - mask,
+        util::isend(lane, from + s * per_segment * element, segment_count(s) * element, rank - mask,
                     util::tag_binomial_reduce, requests[s]);
       lane.wait_all(requests, "binomial reduce");
       break;
     }
     if (rank + mask >= size) continue;
-    const std::array<std::byte*, 2> incoming = {util::scratch(per_segment * element, 0),
-                                                util::scratch(per_segment * element, 1)};
+    // The first accumulator received goes straight into buf, the later ones through scratch.
+    const bool into_buf = !folded;
+    const std::array<std::byte*, 2> incoming = {
+        into_buf ? nullptr : util::scratch(per_segment * element, 0),
+        into_buf ? nullptr : util::scratch(per_segment * element, 1)};
     std::array<MPI_Request, 2> requests{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     auto post = [&](std::size_t s) {
-      util::irecv(lane, incoming[s % 2], segment_count(s) * element, rank + mask,
-                  util::tag_binomial_reduce, requests[s % 2]);
+      util::irecv(lane, into_buf ? segment_at(s) : incoming[s % 2], segment_count(s) * element,
+                  rank + mask, util::tag_binomial_reduce, requests[s % 2]);
     };
     post(0);
     if (segments > 1) post(1);
     for (std::size_t s = 0; s < segments; ++s) {
       lane.wait_all(std::span(&requests[s % 2], 1), "binomial reduce");
-      call.combine(call.op_object, segment_at(s), incoming[s % 2], segment_count(s), false);
+      if (into_buf)
+        call.combine(call.op_object, segment_at(s), send + s * per_segment * element,
+                     segment_count(s), true);
+      else
+        call.combine(call.op_object, segment_at(s), incoming[s % 2], segment_count(s), false);
       if (s + 2 < segments) post(s + 2);
     }
+    folded = true;
   }
   if (root == 0) return;
   MPI_Request request = MPI_REQUEST_NULL;
@@ -313,6 +341,11 @@ void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const
   else if (rank == root)
     util::irecv(lane, buf, bytes, 0, util::tag_binomial_reduce_to_root, request);
   lane.wait_all(std::span(&request, 1), "binomial reduce");
+}
+
+void binomial_reduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call,
+                     int root, std::size_t segment_bytes) {
+  binomial_reduce(lane, buf, buf, count, call, root, segment_bytes);
 }
 
 }  // namespace tlc::detail::p2p

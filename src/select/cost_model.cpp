@@ -79,6 +79,11 @@ struct Mpi {
   Terms gather(double total) const {
     return {log2_ceil(P) * start(total / 2), frac() * total * beta()};
   }
+  // tlc's linear gather and scatter (p2p::linear_gatherv, linear_scatterv): the root's P-1
+  // messages of one block each.
+  Terms linear_gather(double total) const {
+    return {(P - 1) * start(total / P), frac() * total * beta()};
+  }
   Terms pairwise_alltoall(double per_pair) const {
     return {(P - 1) * start(per_pair), (P - 1) * per_pair * beta()};
   }
@@ -186,8 +191,12 @@ std::optional<double> predict(Algorithm algorithm, const CostQuery& q, const Cos
       return p2p(combines ? mpi.reduce_scatter(part) : mpi.pairwise_alltoall(part));
     case Algorithm::isend:
       return p2p(mpi.isend_alltoall(part));
-    case Algorithm::recursive_doubling:
-      return p2p(mpi.recursive_doubling_allreduce(part));
+    case Algorithm::recursive_doubling:  // allreduce; scan and exscan step as MPICH's scan does
+      return p2p(traits_of(q.collective).mpi_pricing == MpiPricing::scan
+                     ? mpi.exscan(part)
+                     : mpi.recursive_doubling_allreduce(part));
+    case Algorithm::linear:
+      return p2p(mpi.linear_gather(part));
     case Algorithm::rabenseifner:
       return p2p(mpi.rabenseifner_allreduce(part));
     case Algorithm::dissemination:

@@ -158,6 +158,16 @@ constexpr AlgorithmInfo registry[] = {
     entry(Collective::allreduce, "rabenseifner", Algorithm::rabenseifner, false,
           "multi-sender Rabenseifner allreduce: recursive-halving reduce-scatter + "
           "recursive-doubling allgather (commutative ops), per lane part"),
+    entry(Collective::scan, "recursive_doubling", Algorithm::recursive_doubling, false,
+          "multi-sender recursive-doubling scan (any op, rank order kept), per lane part"),
+    entry(Collective::exscan, "recursive_doubling", Algorithm::recursive_doubling, false,
+          "multi-sender recursive-doubling exscan (any op, rank order kept), per lane part"),
+    entry(Collective::gather, "linear", Algorithm::linear, false,
+          "multi-sender linear gather: every process sends its blocks to the root in one message, "
+          "per lane part"),
+    entry(Collective::scatter, "linear", Algorithm::linear, false,
+          "multi-sender linear scatter: the root sends every process its blocks in one message, "
+          "per lane part"),
 };
 #undef TLC_DATA_COLLECTIVE
 

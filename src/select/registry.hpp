@@ -30,9 +30,10 @@ enum class Algorithm : std::uint8_t {
   binomial,            // bcast (pipelined), reduce
   pairwise,            // alltoall(v), reduce_scatter_block
   isend,               // alltoall(v)
-  recursive_doubling,  // allreduce
+  recursive_doubling,  // allreduce, scan, exscan
   rabenseifner,        // allreduce (reduce-scatter + allgather)
   dissemination,       // barrier (on the process communicator: it moves no data to split)
+  linear,              // gather, scatter (one message per process, to or from the root)
 };
 
 // Whether the algorithm is one of tlc's point-to-point (multi-sender) algorithms.
@@ -43,7 +44,8 @@ constexpr bool uses_lanes(Algorithm a) noexcept {
 }
 
 // Whether multi-sender algorithm a of collective c has a direct form: with one thread in every
-// process it runs on the caller's buffers (algo/reductions.cpp, bcast.cpp, gathers.cpp).
+// process it runs on the caller's buffers (algo/reductions.cpp, bcast.cpp, gathers.cpp,
+// scatter.cpp, alltoall.cpp, reduce_scatter_block.cpp).
 constexpr bool multi_sender_direct(Collective c, Algorithm a) noexcept {
   switch (c) {
     case Collective::allreduce:
@@ -53,6 +55,16 @@ constexpr bool multi_sender_direct(Collective c, Algorithm a) noexcept {
       return a == Algorithm::binomial;
     case Collective::allgather:
       return a == Algorithm::ring || a == Algorithm::bruck;
+    case Collective::scan:
+    case Collective::exscan:
+      return a == Algorithm::recursive_doubling;
+    case Collective::gather:
+    case Collective::scatter:
+      return a == Algorithm::linear;
+    case Collective::alltoall:
+      return a == Algorithm::pairwise || a == Algorithm::isend;
+    case Collective::reduce_scatter_block:
+      return a == Algorithm::pairwise;
     default:
       return false;
   }

@@ -500,6 +500,16 @@ void sweep(Collective c, Algorithms which, Body&& body) {
     for (std::size_t n : sweep_sizes())
       if (!is_reduced(n) || shape.label == reduced_shape) body(ctx, n);
   }
+  // The direct forms of the multi-sender algorithms serve one thread in every process only, a
+  // shape the lane sweep has not run: there, each forced in turn, at every size.
+  if (which != Algorithms::lane) return;
+  std::vector<Setup> direct;
+  for (const Setup& s : all)
+    if (s.algorithm.ends_with(":direct")) direct.push_back(s);
+  if (direct.empty()) return;
+  std::vector<Configured> teams = make_teams(c, direct, 1);
+  Ctx ctx{c, &teams, "uniform1", teams.front().team->size(), teams.front().team->first_rank(), 1};
+  for (std::size_t n : sweep_sizes()) body(ctx, n);
 }
 
 template <class T>

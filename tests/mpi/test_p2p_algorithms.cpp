@@ -441,6 +441,36 @@ TEST(P2pReduce, BinomialNonCommutativeKeepsRankOrder) {
   check_binomial_reduce<Mat2>("binomial matmul", MatMul{}, gen_mat);
 }
 
+// binomial_reduce with the input apart from the accumulator: the root's accumulator holds op
+// over processes 0..P-1 in rank order, and no process writes its input.
+TEST(P2pReduce, BinomialInputApart) {
+  const int me = world_rank();
+  const MatMul op;
+  const Call call = reduction_call<Mat2>(op);
+  for (int root = 0; root < world_size(); ++root)
+    for (std::size_t count : counts_for(sizeof(Mat2)))
+      for (std::size_t segment : {std::size_t{0}, 7 * sizeof(Mat2)}) {
+        if (segment != 0 && count > 4099) continue;
+        std::vector<Mat2> send(count), buf(count + 2);
+        for (std::size_t i = 0; i < count; ++i) send[i] = gen_mat(me, i);
+        for (std::size_t i = 0; i < count + 2; ++i) buf[i] = gen_mat(me + 50, i);
+        p2p::binomial_reduce(lane(), reinterpret_cast<const std::byte*>(send.data()),
+                             reinterpret_cast<std::byte*>(buf.data()), count, call, root, segment);
+        const std::string where = "count " + std::to_string(count) + " root " +
+                                  std::to_string(root) + " segment " + std::to_string(segment);
+        if (me == root)
+          EXPECT_TRUE(elements_match(buf.data(), 0, count, [&](std::size_t i) {
+            return reference<Mat2>(op, gen_mat, i);
+          })) << where;
+        EXPECT_TRUE(
+            elements_match(send.data(), 0, count, [&](std::size_t i) { return gen_mat(me, i); }))
+            << where << ": the input was written";
+        EXPECT_TRUE(elements_match(buf.data(), count, count + 2,
+                                   [&](std::size_t i) { return gen_mat(me + 50, i); }))
+            << where << " wrote past the end";
+      }
+}
+
 TEST(P2pReduce, BinomialRejectsBadRoot) {
   double x = 1;
   const Call call = reduction_call<double>(std::plus<>{});
@@ -449,6 +479,122 @@ TEST(P2pReduce, BinomialRejectsBadRoot) {
   EXPECT_THROW(
       p2p::binomial_reduce(lane(), reinterpret_cast<std::byte*>(&x), 1, call, world_size(), 0),
       tlc::Error);
+}
+
+// recursive_doubling_scan, inclusive and exclusive, in place and not: the output holds op over
+// processes 0..rank (0..rank-1) in rank order (bitwise: the generators' values sum exactly, and
+// the matrices do not commute); an exscan leaves process 0's output as it was, the input is
+// never written, and nothing past count is written on any process.
+template <class T, class Op, class Gen>
+void check_scan(const char* name, const Op& op, Gen gen) {
+  const int me = world_rank();
+  const Call call = reduction_call<T>(op);
+  auto prefix = [&](std::size_t i, int upto) {  // op over processes 0..upto
+    T acc = gen(0, i);
+    for (int p = 1; p <= upto; ++p) acc = op(acc, gen(p, i));
+    return acc;
+  };
+  auto before = [&](std::size_t i) { return gen(me + 100, i); };  // the output's old contents
+  for (const bool exclusive : {false, true})
+    for (const bool in_place : {false, true})
+      for (std::size_t count : counts_for(sizeof(T))) {
+        std::vector<T> send(count + 2), recv(count + 2);
+        for (std::size_t i = 0; i < count + 2; ++i) {
+          send[i] = gen(me, i);
+          recv[i] = in_place && i < count ? gen(me, i) : before(i);
+        }
+        std::byte* out = reinterpret_cast<std::byte*>(recv.data());
+        p2p::recursive_doubling_scan(lane(),
+                                     in_place ? out : reinterpret_cast<std::byte*>(send.data()),
+                                     out, count, call, exclusive);
+        const std::string where = std::string(name) + (exclusive ? " exscan" : " scan") +
+                                  (in_place ? " in place" : "") + " of " + std::to_string(count) +
+                                  " elements";
+        if (exclusive && me == 0) {
+          EXPECT_TRUE(
+              elements_match(recv.data(), 0, count,
+                             [&](std::size_t i) { return in_place ? gen(me, i) : before(i); }))
+              << where << ": process 0's output was written";
+        } else {
+          EXPECT_TRUE(elements_match(recv.data(), 0, count, [&](std::size_t i) {
+            return prefix(i, exclusive ? me - 1 : me);
+          })) << where;
+        }
+        EXPECT_TRUE(elements_match(recv.data(), count, count + 2, before))
+            << where << " wrote past the end";
+        EXPECT_TRUE(
+            elements_match(send.data(), 0, count + 2, [&](std::size_t i) { return gen(me, i); }))
+            << where << " wrote its input";
+      }
+}
+
+TEST(P2pScan, RecursiveDoublingBuiltinOps) {
+  check_scan<double>("recursive doubling sum", std::plus<>{}, gen_double);
+  check_scan<std::int32_t>("recursive doubling xor", std::bit_xor<>{}, gen_int);
+}
+
+TEST(P2pScan, RecursiveDoublingNonCommutativeKeepsRankOrder) {
+  check_scan<Mat2>("recursive doubling matmul", MatMul{}, gen_mat);
+}
+
+// linear_gatherv and linear_scatterv at every root, equal and irregular blocks (with zeros,
+// reverse order and gaps that must stay untouched): the root holds every block (gather), every
+// process its own (scatter), and nothing else is written.
+TEST(P2pGather, LinearEveryRoot) {
+  const int P = world_size(), me = world_rank();
+  const auto m = static_cast<std::size_t>(me);
+  for (int variant = 0; variant < 2; ++variant)
+    for (std::size_t base : sizes())
+      for (int root = 0; root < P; ++root) {
+        const auto salt = static_cast<std::size_t>(root) + 3;
+        const VLayout l = v_layout(P, base, variant, salt);
+        std::vector<std::byte> send(l.bytes[m]);
+        for (std::size_t i = 0; i < send.size(); ++i) send[i] = pattern(me, i, salt);
+        std::vector<std::byte> buf(l.total + 8, sentinel);
+        if (me == root) fill_allgatherv(buf, 0, l, salt);  // the root's own block, in place
+        p2p::linear_gatherv(lane(), send.data(), send.size(), buf.data(), l.bytes, l.displs, root);
+        const std::string what = "linear gather variant " + std::to_string(variant) + " base " +
+                                 std::to_string(base) + " root " + std::to_string(root);
+        if (me == root)
+          check_allgatherv(buf, 0, l, salt, what);
+        else
+          EXPECT_TRUE(untouched(buf.data(), l.total, what.c_str()));
+        EXPECT_TRUE(untouched(buf.data() + l.total, 8, "past the end"));
+      }
+}
+
+TEST(P2pScatter, LinearEveryRoot) {
+  const int P = world_size(), me = world_rank();
+  const auto m = static_cast<std::size_t>(me);
+  for (int variant = 0; variant < 2; ++variant)
+    for (std::size_t base : sizes())
+      for (int root = 0; root < P; ++root) {
+        const auto salt = static_cast<std::size_t>(root) + 5;
+        const VLayout l = v_layout(P, base, variant, salt);
+        std::vector<std::byte> send(l.total, sentinel);
+        if (me == root)
+          for (std::size_t q = 0; q < l.bytes.size(); ++q)
+            for (std::size_t i = 0; i < l.bytes[q]; ++i)
+              send[l.displs[q] + i] = pattern(static_cast<int>(q), i, salt);
+        const std::vector<std::byte> sent = send;
+        std::vector<std::byte> recv(l.bytes[m] + 8, sentinel);
+        p2p::linear_scatterv(lane(), send.data(), l.bytes, l.displs, recv.data(), l.bytes[m], root);
+        const std::string what = "linear scatter variant " + std::to_string(variant) + " base " +
+                                 std::to_string(base) + " root " + std::to_string(root);
+        if (me != root)
+          EXPECT_TRUE(matches_pattern(recv.data(), l.bytes[m], me, salt)) << what;
+        else  // the root's own block stays in send
+          EXPECT_TRUE(untouched(recv.data(), l.bytes[m], what.c_str()));
+        EXPECT_TRUE(untouched(recv.data() + l.bytes[m], 8, "past the end"));
+        EXPECT_TRUE(send == sent) << what << ": the send buffer was written";
+      }
+}
+
+TEST(P2pGather, LinearRejectsBadRoot) {
+  std::byte b{};
+  const std::vector<std::size_t> none(static_cast<std::size_t>(world_size()), 0);
+  EXPECT_THROW(p2p::linear_gatherv(lane(), &b, 1, &b, none, none, world_size()), tlc::Error);
+  EXPECT_THROW(p2p::linear_scatterv(lane(), &b, none, none, &b, 1, -1), tlc::Error);
 }
 
 TEST(P2pAllreduce, RabenseifnerCommutativeUserOp) {

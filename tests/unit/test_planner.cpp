@@ -70,11 +70,16 @@ TEST(Planner, DirectFormForOneThreadHierarchical) {
   EXPECT_EQ(p.algorithm, Algorithm::hierarchical);
   EXPECT_EQ(p.form, Form::direct);
   EXPECT_TRUE(p.one_thread_everywhere);
-  // scan has no direct composition; alltoall in place has none either.
-  EXPECT_EQ(everywhere.plan(call(Collective::scan, 100)).form, Form::staged);
+  // MPI's scan has no direct composition; MPI's alltoall in place has none either.
+  EXPECT_EQ(Planner(across(2, 1), forcing(Collective::scan, "hierarchical"))
+                .plan(call(Collective::scan, 100))
+                .form,
+            Form::staged);
   PlanQuery in_place = call(Collective::alltoall, 100);
   in_place.in_place = true;
-  EXPECT_EQ(everywhere.plan(in_place).form, Form::staged);
+  EXPECT_EQ(
+      Planner(across(2, 1), forcing(Collective::alltoall, "hierarchical")).plan(in_place).form,
+      Form::staged);
   // One thread here, two elsewhere: direct by default, but not reduce_scatter_block, whose
   // direct form is MPI's non-v collective.
   const Planner uneven(across(2, 1, 1, false), forcing(Collective::allgather, "hierarchical"));
@@ -88,8 +93,10 @@ TEST(Planner, DirectFormForOneThreadHierarchical) {
 // polled, start up slower: CostParameters::mpi_start).
 TEST(Planner, DirectFormForOneThreadMultiSender) {
   const Planner everywhere(across(2, 1), PlanSettings{});
-  for (const Collective c : {Collective::barrier, Collective::bcast, Collective::reduce,
-                             Collective::allreduce, Collective::allgather}) {
+  for (const Collective c :
+       {Collective::barrier, Collective::bcast, Collective::reduce, Collective::allreduce,
+        Collective::allgather, Collective::gather, Collective::scatter, Collective::alltoall,
+        Collective::reduce_scatter_block, Collective::scan, Collective::exscan}) {
     const Plan p = everywhere.plan(call(c, 1));
     EXPECT_TRUE(is_multi_sender(p.algorithm)) << tlc::to_string(c);
     EXPECT_EQ(p.form, c == Collective::barrier ? Form::staged : Form::direct) << tlc::to_string(c);
@@ -110,7 +117,7 @@ TEST(Planner, DirectFormForOneThreadMultiSender) {
                   .plan(call(Collective::allgather, 100))
                   .fell_back);
   // Algorithms without one do not list it: naming it is an error.
-  EXPECT_THROW(forcing(Collective::alltoall, "pairwise:direct"), tlc::Error);
+  EXPECT_THROW(forcing(Collective::alltoallv, "pairwise:direct"), tlc::Error);
 }
 
 TEST(Planner, PipelinesFromTwoChunks) {

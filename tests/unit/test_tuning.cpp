@@ -347,7 +347,8 @@ TEST(PredictCall, PlannerTakesTheBinomialReduceWhereMpisIsSlow) {
 }
 
 // The planner chooses on the whole call: with one thread everywhere hierarchical's direct form
-// copies nothing, while tlc's point-to-point algorithms copy in and out of the staging buffer.
+// copies nothing, while a point-to-point algorithm's staged form copies in and out of the staging
+// buffer; its direct form copies nothing either.
 TEST(PredictCall, PlannerWeighsTheCopiesOfTheStagedForms) {
   CostParameters c;
   c.mpi_beta[static_cast<std::size_t>(Collective::alltoall)] = 1.2;  // MPI 20% slower per byte
@@ -356,10 +357,17 @@ TEST(PredictCall, PlannerWeighsTheCopiesOfTheStagedForms) {
   s.costs = c;
   const Planner p(across(2, 1), s);
   const PlanQuery q = call(Collective::alltoall, 1 << 20);
-  // On the inter-process phase alone pairwise is cheaper; with its copies it is not.
-  const CostQuery across{Collective::alltoall, 1 << 20, 2, 2, 1, true, true};
-  EXPECT_LT(*predict(Algorithm::pairwise, across, c), *predict(Algorithm::hierarchical, across, c));
-  EXPECT_EQ(p.plan(q).algorithm, Algorithm::hierarchical);
+  // On the inter-process phase alone pairwise is cheaper; with its copies (staged) it is not.
+  const CostQuery phase{Collective::alltoall, 1 << 20, 2, 2, 1, true, true};
+  EXPECT_LT(*predict(Algorithm::pairwise, phase, c), *predict(Algorithm::hierarchical, phase, c));
+  const Plan mpi = Planner(across(2, 1), forcing(Collective::alltoall, "hierarchical")).plan(q);
+  const Plan staged =
+      Planner(across(2, 1), forcing(Collective::alltoall, "pairwise:staged")).plan(q);
+  ASSERT_EQ(mpi.form, Form::direct);
+  ASSERT_EQ(staged.form, Form::staged);
+  EXPECT_GT(*p.predict_call(q, staged), *p.predict_call(q, mpi));
+  // Its direct form: the cheapest.
+  EXPECT_EQ(p.plan(q).algorithm, Algorithm::pairwise);
   EXPECT_EQ(p.plan(q).form, Form::direct);
 }
 

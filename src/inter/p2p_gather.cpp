@@ -1,0 +1,39 @@
+// Gather on point-to-point messages: linear.
+#include <vector>
+
+#include "inter/p2p.hpp"
+
+namespace tlc::detail::p2p {
+
+// Linear gather ([Thakur] sec. 4; Open MPI's basic linear gather): every process other than the
+// root sends its block to the root in one message; the root posts all P-1 receives at once, each
+// into its block's place, and waits for them together, so they arrive in whatever order the
+// senders manage. The root's own block is already in place.
+// Cost: (P-1) alpha + (P-1)/P n beta at the root (n: all blocks), alpha + n/P beta elsewhere; no
+// process forwards another's data, so it beats a binomial tree (ceil(lg P) alpha, the same bytes)
+// for few processes, and every message is one MPI message on the callers' buffers.
+void linear_gatherv(ProcessComm& lane, const std::byte* send, std::size_t send_bytes,
+                    std::byte* recv, std::span<const std::size_t> bytes,
+                    std::span<const std::size_t> displs, int root) {
+  const int size = lane.size(), rank = lane.rank();
+  util::expect_root(root, lane, "gather");
+  if (size == 1) return;
+  if (rank != root) {
+    MPI_Request request;
+    util::isend(lane, send, send_bytes, root, util::tag_gather, request);
+    lane.wait_all(std::span(&request, 1), "linear gather");
+    return;
+  }
+  util::expect_per_process(bytes, lane, "gather sizes");
+  util::expect_per_process(displs, lane, "gather displacements");
+  thread_local std::vector<MPI_Request> requests;
+  requests.assign(static_cast<std::size_t>(size), MPI_REQUEST_NULL);
+  for (int p = 0; p < size; ++p) {
+    if (p == root) continue;
+    const auto q = static_cast<std::size_t>(p);
+    util::irecv(lane, recv + displs[q], bytes[q], p, util::tag_gather, requests[q]);
+  }
+  lane.wait_all(requests, "linear gather");
+}
+
+}  // namespace tlc::detail::p2p
