@@ -458,10 +458,11 @@ TEST(P2pReduce, BinomialInputApart) {
                              reinterpret_cast<std::byte*>(buf.data()), count, call, root, segment);
         const std::string where = "count " + std::to_string(count) + " root " +
                                   std::to_string(root) + " segment " + std::to_string(segment);
-        if (me == root)
+        if (me == root) {
           EXPECT_TRUE(elements_match(buf.data(), 0, count, [&](std::size_t i) {
             return reference<Mat2>(op, gen_mat, i);
           })) << where;
+        }
         EXPECT_TRUE(
             elements_match(send.data(), 0, count, [&](std::size_t i) { return gen_mat(me, i); }))
             << where << ": the input was written";
