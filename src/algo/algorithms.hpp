@@ -51,6 +51,11 @@ Rendezvous::CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, b
 // small signature on the process communicator; "" when all agree, else which process differs
 // from process 0 in what.
 std::string compare_processes(TeamImpl& team, const CallDescriptor& d);
+// The same signature for a posted call (algo/posted/): call_signature_size() numbers written to
+// out, and the verdict over every process's signature, in process order ("" when all agree).
+std::size_t call_signature_size() noexcept;
+void write_call_signature(const Call& call, std::size_t count, std::int64_t* out);
+std::string compare_signatures(std::span<const std::int64_t> all, int processes);
 // What the descriptors of all threads of the process show that their fingerprints cannot (user
 // op functions, v-variant counts against the sizes the ranks pass); "" when they agree. For a
 // thread that sees every descriptor of the call.

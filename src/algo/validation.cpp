@@ -322,14 +322,13 @@ constexpr const char* signature_fields[] = {"collective",   "op",   "element typ
                                             "element size", "root", "count per rank"};
 constexpr std::size_t signature_size = std::size(signature_fields);
 
-std::array<std::int64_t, signature_size> signature_of(const CallDescriptor& d) {
-  const Call& c = d.call;
+std::array<std::int64_t, signature_size> signature_of(const Call& c, std::size_t count) {
   return {static_cast<std::int64_t>(c.collective),
           static_cast<std::int64_t>(c.op),
           static_cast<std::int64_t>(c.type.type_class),
           static_cast<std::int64_t>(c.type.size),
           traits_of(c.collective).has_root ? c.root : -1,
-          traits_of(c.collective).v_variant ? -1 : static_cast<std::int64_t>(d.count)};
+          traits_of(c.collective).v_variant ? -1 : static_cast<std::int64_t>(count)};
 }
 
 std::string describe(std::size_t field, std::int64_t v) {
@@ -347,10 +346,15 @@ std::string describe(std::size_t field, std::int64_t v) {
 
 }  // namespace
 
-std::string compare_processes(TeamImpl& team, const CallDescriptor& d) {
-  const auto mine = signature_of(d);
-  const std::vector<std::int64_t> all = team.comm().allgather(mine);
-  for (int p = 1; p < team.processes(); ++p)
+std::size_t call_signature_size() noexcept { return signature_size; }
+
+void write_call_signature(const Call& call, std::size_t count, std::int64_t* out) {
+  const auto mine = signature_of(call, count);
+  std::copy(mine.begin(), mine.end(), out);
+}
+
+std::string compare_signatures(std::span<const std::int64_t> all, int processes) {
+  for (int p = 1; p < processes; ++p)
     for (std::size_t f = 0; f < signature_size; ++f) {
       const std::int64_t first = all[f],
                          other = all[static_cast<std::size_t>(p) * signature_size + f];
@@ -360,6 +364,12 @@ std::string compare_processes(TeamImpl& team, const CallDescriptor& d) {
              describe(f, other);
     }
   return {};
+}
+
+std::string compare_processes(TeamImpl& team, const CallDescriptor& d) {
+  const auto mine = signature_of(d.call, d.count);
+  const std::vector<std::int64_t> all = team.comm().allgather(mine);
+  return compare_signatures(all, team.processes());
 }
 
 std::string disagreement(const CallView& view) {

@@ -11,6 +11,7 @@
 
 #include <tlc/error.hpp>
 
+#include "algo/algorithms.hpp"
 #include "algo/posted/schedule.hpp"
 #include "inter/mpi_wait.hpp"
 #include "select/collective_traits.hpp"
@@ -263,33 +264,107 @@ void PostedCalls::advance_order(TeamImpl& team, std::uint64_t sequence, Packed p
     now.reset();
     ++next_to_post_;
     if (!p.call) continue;  // a persistent init holds its place in the order only
-    if (!p.failure && team.processes() > 1) {
-      try {
-        posted::post(*p.call, team.posted_comm());
-      } catch (...) {
-        p.failure = std::current_exception();
+    if (!p.failure && team.checks_processes() && (p.round == 1 || !awaiting_check_.empty())) {
+      // TLC_CHECK: the step waits for the comparison of its call (nonblocking calls and first
+      // rounds), or behind an earlier call's, so that the steps keep their order.
+      if (p.round == 1) {
+        try {
+          post_check(team, *p.call);
+        } catch (...) {
+          p.failure = std::current_exception();
+        }
+      }
+      if (!p.failure) {
+        p.call->check_queued.store(p.round, std::memory_order_release);
+        awaiting_check_.push_back(std::move(p));
+        awaiting_count_.fetch_add(1, std::memory_order_acq_rel);
+        team.waiter().notify();
+        continue;
       }
     }
-    if (p.failure) {
-      // The other processes post this call; here it never will be: end their waits too.
-      if (team.processes() > 1) team.abort("a nonblocking call failed before its MPI step");
-      fail(*p.call, p.round, p.failure);
-      continue;
+    post_step(team, std::move(p));
+  }
+}
+
+void PostedCalls::post_step(TeamImpl& team, Packed p) {
+  if (!p.failure && team.processes() > 1) {
+    try {
+      posted::post(*p.call, team.posted_comm());
+    } catch (...) {
+      p.failure = std::current_exception();
     }
-    if (team.processes() == 1) p.call->ready.store(p.round, std::memory_order_release);
-    p.call->posted.store(p.round, std::memory_order_release);
-    team.waiter().notify();
-    if (progress_on_ && team.processes() > 1) {
-      in_flight_.push_back(InFlight{p.call, p.round});
-      std::lock_guard<std::mutex> wake(progress_mutex_);
-      progress_wake_.notify_one();
+  }
+  if (p.failure) {
+    // The other processes post this call; here it never will be: end their waits too.
+    if (team.processes() > 1) team.abort("a nonblocking call failed before its MPI step");
+    fail(*p.call, p.round, p.failure);
+    return;
+  }
+  if (team.processes() == 1) p.call->ready.store(p.round, std::memory_order_release);
+  p.call->posted.store(p.round, std::memory_order_release);
+  team.waiter().notify();
+  if (progress_on_ && team.processes() > 1) {
+    in_flight_.push_back(InFlight{p.call, p.round});
+    std::lock_guard<std::mutex> wake(progress_mutex_);
+    progress_wake_.notify_one();
+  }
+}
+
+void PostedCalls::post_check(TeamImpl& team, PostedCall& call) {
+  const auto P = static_cast<std::size_t>(team.processes());
+  const std::size_t fields = call_signature_size();
+  const PostedEntry& first = call.entries[0];
+  call.signatures.assign(P * fields, 0);
+  write_call_signature(first.call, first.count,
+                       call.signatures.data() + static_cast<std::size_t>(team.process()) * fields);
+  call.signature_bytes.assign(P, static_cast<MPI_Count>(fields * sizeof(std::int64_t)));
+  call.signature_displs.resize(P);
+  for (std::size_t p = 0; p < P; ++p)
+    call.signature_displs[p] = static_cast<MPI_Aint>(p * fields * sizeof(std::int64_t));
+  team.posted_check_comm().post_allgatherv_in_place(call.check_op, call.signatures.data(),
+                                                    call.signature_bytes, call.signature_displs);
+}
+
+void PostedCalls::pump_checks(TeamImpl& team) {
+  if (!checks_pending()) return;
+  std::lock_guard<BriefLock> lock(order_lock_);
+  while (!awaiting_check_.empty()) {
+    Packed& p = awaiting_check_.front();
+    if (p.round == 1) {
+      bool compared = false;
+      try {
+        compared = team.posted_check_comm().test(p.call->check_op);
+      } catch (...) {
+        p.failure = std::current_exception();
+        compared = true;
+      }
+      if (!compared) break;
+      if (!p.failure) {
+        const std::string verdict = compare_signatures(p.call->signatures, team.processes());
+        if (!verdict.empty()) {
+          // Every process found the same: the call fails everywhere and nobody posts its step.
+          fail(*p.call, p.round,
+               std::make_exception_ptr(
+                   Error(Errc::mismatch, std::string("tlc ") +
+                                             to_string(p.call->entries[0].call.collective) + ": " +
+                                             verdict)));
+          awaiting_check_.pop_front();
+          awaiting_count_.fetch_sub(1, std::memory_order_acq_rel);
+          continue;
+        }
+      }
     }
+    Packed ready = std::move(p);
+    awaiting_check_.pop_front();
+    awaiting_count_.fetch_sub(1, std::memory_order_acq_rel);
+    post_step(team, std::move(ready));
   }
 }
 
 void PostedCalls::start_progress_thread(TeamImpl& team) {
   if (team.processes() == 1) return;  // nothing to advance between processes
   progress_on_ = true;
+  progress_team_ = &team;
   progress_thread_ = std::thread([this] { progress_loop(); });
 }
 
@@ -314,7 +389,8 @@ void PostedCalls::progress_loop() {
       watched.insert(watched.end(), in_flight_.begin(), in_flight_.end());
       in_flight_.clear();
     }
-    if (watched.empty()) {
+    pump_checks(*progress_team_);  // TLC_CHECK: steps waiting for a comparison
+    if (watched.empty() && !checks_pending()) {
       std::unique_lock<std::mutex> wake(progress_mutex_);
       progress_wake_.wait_for(wake, std::chrono::milliseconds(10),
                               [&] { return progress_stop_.load(std::memory_order_acquire); });
@@ -332,7 +408,12 @@ bool PostedCalls::advance(PostedCall& call, std::uint64_t round) {
   if (call.failed.load(std::memory_order_acquire) >= round ||
       call.ready.load(std::memory_order_acquire) >= round)
     return true;
-  if (call.posted.load(std::memory_order_acquire) < round) return false;
+  if (call.posted.load(std::memory_order_acquire) < round) {
+    if (call.check_queued.load(std::memory_order_acquire) < round) return false;
+    call.team.posted().pump_checks(call.team);
+    if (call.posted.load(std::memory_order_acquire) < round)
+      return call.failed.load(std::memory_order_acquire) >= round;
+  }
   std::unique_lock<std::mutex> lock(call.progress, std::try_to_lock);
   if (!lock.owns_lock()) return false;
   if (call.ready.load(std::memory_order_acquire) >= round) return true;
@@ -375,6 +456,13 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
     return;
   }
   while (!test(call, round, me)) {
+    if (call.posted.load(std::memory_order_acquire) < round &&
+        call.check_queued.load(std::memory_order_acquire) >= round) {
+      // TLC_CHECK: its step waits for a comparison across processes; advance() pumps them.
+      team.posted_check_comm().wait_until([&] { return advance(call, round); },
+                                          "the TLC_CHECK comparison of a nonblocking call");
+      continue;
+    }
     // One process: the call is ready when posted.
     if (team.processes() == 1 || call.posted.load(std::memory_order_acquire) < round) {
       // Threads of this process have not started the call yet (or an earlier call of the order
@@ -388,6 +476,7 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
           [&] {
             return call.posted.load(std::memory_order_acquire) >= round ||
                    call.failed.load(std::memory_order_acquire) >= round ||
+                   call.check_queued.load(std::memory_order_acquire) >= round ||
                    (call.packing.load(std::memory_order_acquire) == round &&
                     call.claimed_tasks.load(std::memory_order_relaxed) < call.pack_tasks);
           },

@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <map>
 #include <memory>
@@ -156,6 +157,17 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
   // One process, small contributions: the rounds run on lines instead (made at the init).
   std::unique_ptr<RoundLines> lines;
 
+  // TLC_CHECK, several processes: the comparison of the call with the other processes' (every
+  // process's signature, gathered in process order on the team's check communicator) that
+  // precedes its step between processes, in a nonblocking call and the first round of a
+  // persistent one; check_queued: the round waiting behind a comparison (its own or an
+  // earlier call's) for its step to be posted.
+  PostedOp check_op;
+  std::vector<std::int64_t> signatures;
+  std::vector<MPI_Count> signature_bytes;
+  std::vector<MPI_Aint> signature_displs;
+  std::atomic<std::uint64_t> check_queued{0};
+
   // What the schedule keeps between its steps (algo/posted/schedule.hpp).
   std::mutex progress;  // one thread at a time tests the MPI operation
   PostedOp network;
@@ -198,6 +210,13 @@ class PostedCalls {
   static void wait(PostedCall& call, std::uint64_t round, int me);
   // Whether round of call has completed or failed, after one test of its MPI operation.
   static bool advance(PostedCall& call, std::uint64_t round);
+  // TLC_CHECK: posts, in order, the steps whose comparison across processes has completed (a
+  // call whose processes disagree fails on every process alike, and its step is never posted);
+  // tests the oldest comparison in flight. Whether any call waits for one.
+  void pump_checks(TeamImpl& team);
+  bool checks_pending() const noexcept {
+    return awaiting_count_.load(std::memory_order_acquire) > 0;
+  }
   // Takes pack tasks of round of call while there are any; the thread that finishes the last
   // one posts the call.
   void help_pack(PostedCall& call, std::uint64_t round, int me);
@@ -216,6 +235,14 @@ class PostedCalls {
   // Records that the call at `sequence` is ready to post and posts, in order, every call whose
   // turn has come.
   void advance_order(TeamImpl& team, std::uint64_t sequence, Packed packed);
+  // Under order_lock_: posts the step between processes of a packed call whose turn it is.
+  void post_step(TeamImpl& team, Packed p);
+  // Under order_lock_, TLC_CHECK: posts the comparison of p's call with the other processes'.
+  static void post_check(TeamImpl& team, PostedCall& call);
+  // TLC_CHECK: packed calls whose step waits for a comparison (under order_lock_), in order.
+  std::deque<Packed> awaiting_check_;
+  std::atomic<int> awaiting_count_{0};
+  TeamImpl* progress_team_ = nullptr;
 
   BriefLock order_lock_;
   // Per thread, written by that thread only (a cache line each).

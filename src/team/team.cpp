@@ -176,6 +176,10 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
     exchange_comm_->set_polite(oversubscribed);
     posted_comm_ = std::make_unique<ProcessComm>(comm_->get());
     posted_comm_->set_polite(oversubscribed);
+    if (check_processes_) {
+      posted_check_comm_ = std::make_unique<ProcessComm>(comm_->get());
+      posted_check_comm_->set_polite(oversubscribed);
+    }
     failures_.connect(comm_->get(), agreed[11], process(), processes());
   }
   // From here on a wait inside MPI ends when the team aborts, another process says it failed,
@@ -190,6 +194,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   for (auto& lane : lanes_) lane->set_watch(watch);
   if (exchange_comm_) exchange_comm_->set_watch(watch);
   if (posted_comm_) posted_comm_->set_watch(watch);
+  if (posted_check_comm_) posted_check_comm_->set_watch(watch);
   rendezvous_.prepare(roster_, failures_, arrival_);
   arrival_.prepare(threads_);
   posted_.prepare(threads_, config.max_requests);

@@ -111,6 +111,9 @@ class TeamImpl {
   // A duplicate of the process communicator for their steps between processes, so that their
   // MPI collectives never interleave with those of the blocking calls.
   ProcessComm& posted_comm() noexcept { return *posted_comm_; }
+  // TLC_CHECK with several processes: another duplicate, on which posted calls compare their
+  // signatures before their step on posted_comm().
+  ProcessComm& posted_check_comm() noexcept { return *posted_check_comm_; }
 
   // --- Calls led by arrival (algo/arrival/) ---
   ArrivalState& arrival() noexcept { return arrival_; }
@@ -151,6 +154,7 @@ class TeamImpl {
   std::vector<std::unique_ptr<ProcessComm>> lanes_;
   std::unique_ptr<ProcessComm> exchange_comm_;
   std::unique_ptr<ProcessComm> posted_comm_;
+  std::unique_ptr<ProcessComm> posted_check_comm_;
   Planner planner_;
   Rendezvous rendezvous_;
   ProcessFailures failures_{rendezvous_.waiter()};  // after rendezvous_, whose waiter it uses

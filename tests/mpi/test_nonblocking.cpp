@@ -575,6 +575,65 @@ TEST(Nonblocking, PersistentInitThreadsDisagreeFailEveryRound) {
   }
 }
 
+// TLC_CHECK compares nonblocking calls and first persistent rounds across processes before
+// their step between processes: agreeing calls give their results; processes that pass
+// different counts get Error(mismatch) on every thread of every process, nothing hangs, and
+// the team goes on with the next call.
+TEST(Nonblocking, CheckComparesProcesses) {
+  tlc::TeamOptions options = test_options(1 + world_rank() % 2);
+  options.check = true;
+  tlc::Team team(MPI_COMM_WORLD, options);
+  const int threads = team.threads();
+  std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
+  std::vector<std::string> errors(static_cast<std::size_t>(threads));
+  team.run([&](tlc::Thread& me) {
+    const auto i = static_cast<std::size_t>(me.local_index());
+    Outcome& out = outcomes[i];
+    const T size = static_cast<T>(me.size());
+    auto expect_sum = [&](const std::vector<T>& got, T base, const char* what) {
+      const T want = base * size + size * (size - 1) / 2;
+      for (T v : got)
+        if (v != want && out.mismatches++ == 0)
+          out.first_mismatch = std::string(what) + ": " + std::to_string(v);
+    };
+    try {
+      std::vector<T> send(5, static_cast<T>(me.rank())), recv(5, 0);
+      me.iallreduce(send, recv).wait();
+      expect_sum(recv, 0, "agreeing iallreduce");
+      auto p = me.allreduce_init(send, recv);
+      for (int round = 1; round <= 3; ++round) {
+        std::fill(send.begin(), send.end(), static_cast<T>(me.rank() + round));
+        p.start();
+        p.wait();
+        expect_sum(recv, static_cast<T>(round), "persistent round");
+      }
+      // Process 0 passes one element more than the others.
+      const std::size_t n = me.process() == 0 ? 4 : 3;
+      std::vector<T> a(n, 1), b(n, 0);
+      try {
+        me.iallreduce(a, b).wait();
+      } catch (const tlc::Error& e) {
+        errors[i] = e.what();
+      }
+      std::fill(send.begin(), send.end(), static_cast<T>(me.rank()));
+      auto r = me.iallreduce(send, recv);
+      r.wait();
+      expect_sum(recv, 0, "iallreduce after the disagreement");
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+  });
+  expect_clean(outcomes, "TLC_CHECK");
+  for (const std::string& e : errors) {
+    if (world_size() == 1) {
+      EXPECT_TRUE(e.empty()) << e;  // one process: nothing to compare, the call runs
+    } else {
+      EXPECT_NE(e.find("TLC_CHECK"), std::string::npos) << e;
+      EXPECT_NE(e.find("count per rank"), std::string::npos) << e;
+    }
+  }
+}
+
 // Threads that start different kinds of calls at one place of their order (a nonblocking call
 // and a persistent init) get an error and the team aborts: nothing waits for a place that
 // can no longer be filled.
