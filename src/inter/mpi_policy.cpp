@@ -78,6 +78,14 @@ MPI_Comm duplicate_comm(MPI_Comm parent, bool assert_no_wildcards) {
   return comm;
 }
 
+double mpi_default_eager_bytes() noexcept {
+#ifdef OMPI_MAJOR_VERSION
+  return 4 * 1024 - 64;  // its 4 KiB include the message's header: a 4 KiB payload is past it
+#else
+  return 8 * 1024;
+#endif
+}
+
 int mpi_lane_parallelism() {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);

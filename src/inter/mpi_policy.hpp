@@ -41,6 +41,11 @@ MPI_Comm duplicate_comm(MPI_Comm parent, bool assert_no_wildcards);
 // when the library does not tell or MPI is not initialised.
 int mpi_lane_parallelism();
 
+// The MPI library's eager limit, the cost model's default for eager_kib (a tuning file or
+// TLC_COST_EAGER_KIB replace it): MPICH's ch4:ucx sends up to 8 KiB eagerly, Open MPI's
+// shared-memory transport up to 4 KiB (docs/mpi.md).
+double mpi_default_eager_bytes() noexcept;
+
 // Prints why on stderr and ends the whole job with MPI_Abort.
 [[noreturn]] void abort_job(const std::string& why);
 

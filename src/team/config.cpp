@@ -9,6 +9,7 @@
 
 #include <tlc/error.hpp>
 
+#include "inter/mpi_policy.hpp"
 #include "select/tuning.hpp"
 
 namespace tlc::detail {
@@ -124,6 +125,7 @@ LeaderPolicy leader_policy(const std::string& option) {
 // TLC_COST_<KEY> variables over both. The file's measured times go to *measured.
 CostParameters cost_parameters(const TeamOptions& o, MeasuredTimes* measured) {
   CostParameters p;
+  p.eager_bytes = mpi_default_eager_bytes();
   if (!o.tuning_file.empty())
     read_tuning_file(o.tuning_file, "TeamOptions::tuning_file", p, measured);
   else if (const char* path = variable("TLC_TUNING"))
