@@ -24,9 +24,7 @@ PostedCall::PostedCall(TeamImpl& team_, bool persistent_)
       persistent(persistent_),
       alive(team_.alive_token()),
       entries(static_cast<std::size_t>(team_.threads())),
-      round_sequence(static_cast<std::size_t>(team_.threads()), 0) {
-  task_round =
-      std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(team_.threads()));
+      per_thread(std::make_unique<PerThread[]>(static_cast<std::size_t>(team_.threads()))) {
   if (persistent) network.set_repeated();
 }
 
@@ -132,11 +130,11 @@ void PostedCalls::start_round(TeamImpl& team, int me, PostedCall& call, std::uin
     return;
   }
   const std::uint64_t sequence = ++threads_[i].started;
-  call.round_sequence[i] = sequence;
+  call.per_thread[i].round_sequence = sequence;
   if (call.round_arrivals.fetch_add(1, std::memory_order_acq_rel) + 1 == team.threads()) {
     call.round_arrivals.store(0, std::memory_order_relaxed);
-    for (std::uint64_t s : call.round_sequence)
-      if (s != sequence) {
+    for (int t = 0; t < team.threads(); ++t)
+      if (call.per_thread[static_cast<std::size_t>(t)].round_sequence != sequence) {
         fail(call, round,
              std::make_exception_ptr(
                  Error(Errc::mismatch,
@@ -211,7 +209,7 @@ void PostedCalls::pack_and_post(TeamImpl& team, int me, const std::shared_ptr<Po
 void PostedCalls::help_pack(PostedCall& call, std::uint64_t round, int me) {
   int done = 0;
   auto claim = [&](int task) {
-    if (call.task_round[static_cast<std::size_t>(task)].exchange(
+    if (call.per_thread[static_cast<std::size_t>(task)].task_round.exchange(
             round, std::memory_order_acq_rel) == round)
       return false;
     call.claimed_tasks.fetch_add(1, std::memory_order_acq_rel);

@@ -145,15 +145,19 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
   int pack_tasks = 0;
   std::uint64_t pack_sequence = 0;
   std::atomic<int> claimed_tasks{0}, done_tasks{0};
-  // Per task (at most one per thread), the round in which a thread claimed it.
-  std::unique_ptr<std::atomic<std::uint64_t>[]> task_round;
   std::mutex pack_failure_mutex;
   std::exception_ptr pack_failure;
 
-  // Persistent rounds: the threads that started the current one, and the place of each
-  // thread's order at which it did (they must agree).
+  // Persistent rounds: the threads that started the current one.
   std::atomic<int> round_arrivals{0};
-  std::vector<std::uint64_t> round_sequence;
+  // Per thread (one allocation with the entries': a call is made per nonblocking start):
+  // the place of its order at which it started the current persistent round (the threads must
+  // agree), and the round in which a thread claimed pack task number t (at most one per thread).
+  struct PerThread {
+    std::uint64_t round_sequence = 0;
+    std::atomic<std::uint64_t> task_round{0};
+  };
+  std::unique_ptr<PerThread[]> per_thread;
   // One process, small contributions: the rounds run on lines instead (made at the init).
   std::unique_ptr<RoundLines> lines;
 
