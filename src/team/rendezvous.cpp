@@ -78,13 +78,23 @@ void Rendezvous::begin_step(ThreadSlot& s, std::uint64_t k) {
 
 void Rendezvous::wait_all_begun(std::uint64_t k) {
   const int parity = static_cast<int>(k & 1);
-  int next = 0;  // threads before `next` are known to have begun call k
+  int next = 0;   // threads before `next` are known to have begun call k
+  int gone = -1;  // a thread that left the team without beginning it
+  auto begun = [&](int t) {
+    return slot(t).begun[parity].call.load(std::memory_order_acquire) >= k;
+  };
   waiter_.wait(
       [&] {
-        while (next < threads_ &&
-               slot(next).begun[parity].call.load(std::memory_order_acquire) >= k)
-          ++next;
-        return next == threads_ || aborted();
+        while (next < threads_) {
+          if (begun(next)) {
+            ++next;
+          } else {
+            // Its begin store precedes its leaving: seen gone, and still not begun, it never will.
+            if (slot(next).left.load(std::memory_order_acquire) && !begun(next)) gone = next;
+            break;
+          }
+        }
+        return next == threads_ || gone >= 0 || aborted();
       },
       [&] {
         std::string missing;
@@ -93,6 +103,14 @@ void Rendezvous::wait_all_begun(std::uint64_t k) {
             missing += (missing.empty() ? "" : ", ") + roster_->who(i);
         return "threads that never arrived: " + missing;
       });
+  if (gone >= 0 && !aborted()) {
+    // The threads' counts of calls now differ for good: the team cannot be used again.
+    const std::string why = "tlc: " + roster_->who(gone) +
+                            " has left the team (its body in Team::run returned) without making "
+                            "this call, which can therefore never complete";
+    failures_->abort(why);
+    throw Error(Errc::mismatch, why);
+  }
   waiter_.throw_if_aborted();
 }
 

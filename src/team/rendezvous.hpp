@@ -166,6 +166,9 @@ struct alignas(cache_line_size) ThreadSlot {
   std::uint64_t last_arrival_call = 0;
   PlanCache plans;                // the plans this thread asked for
   std::atomic<bool> held{false};  // a thread (run worker or attached) owns this index
+  // Its thread's body in Team::run has returned (until the run ends): a call it did not make
+  // can never complete. (A detached index is not left: another thread may attach it.)
+  std::atomic<bool> left{false};
 };
 
 class Rendezvous {
@@ -178,6 +181,13 @@ class Rendezvous {
   const Roster& roster() const noexcept { return *roster_; }
   // Thread i's slot: its flags, and the team's bookkeeping of it (plans, whether it is held).
   ThreadSlot& slot(int i) noexcept { return slots_[static_cast<std::size_t>(i)]; }
+  // Thread me's body in Team::run returned: waits for its calls end with an error.
+  void leave(int me) {
+    slot(me).left.store(true, std::memory_order_release);
+    waiter_.notify();
+  }
+  // Thread me's run has ended (or a new one begins).
+  void rejoin(int me) noexcept { slot(me).left.store(false, std::memory_order_relaxed); }
 
   // --- Synchronisation steps (see file comment) ---
   // Publishes d, waits for every thread of the process, validates; returns the descriptors of
@@ -342,6 +352,7 @@ class Rendezvous {
   }
   void wait_arrival_call_complete(std::uint64_t m);
   void wait_all_begun(std::uint64_t k);
+
   void check_fingerprints(int parity) const;
 
   Waiter waiter_;

@@ -282,6 +282,7 @@ void TeamImpl::run(const std::function<void(Thread&)>& body) {
     throw Error(Errc::invalid_argument, "tlc: Team::run while thread " + std::to_string(held) +
                                             " is attached or another run is in progress");
   }
+  for (int i = 0; i < threads_; ++i) rendezvous_.rejoin(i);
   if (!pool_)
     pool_ = std::make_unique<WorkerPool>(threads_, [this](int index) {
       pin_current_thread(topology_, placement_.threads[static_cast<std::size_t>(index)]);
@@ -292,11 +293,15 @@ void TeamImpl::run(const std::function<void(Thread&)>& body) {
       [&](int index) {
         Thread me(this, index, false);
         body(me);
+        rendezvous_.leave(index);  // a thread still calling gets an error, not a hang
       },
       [&](int index) {
         if (!aborted()) abort(who(index) + " threw an exception");
       });
-  for (int i = 0; i < threads_; ++i) slot(i).held.store(false);
+  for (int i = 0; i < threads_; ++i) {
+    rendezvous_.rejoin(i);  // threads attached later may call before the others attach
+    slot(i).held.store(false);
+  }
   if (error) std::rethrow_exception(error);
 }
 
@@ -328,6 +333,8 @@ Thread TeamImpl::attach(int local_index, int region_threads) {
 
 void TeamImpl::detach(int local_index, bool unwinding) {
   if (unwinding && !aborted()) abort(who(local_index) + " left with an exception");
+  // Not "left" (Rendezvous::leave): a thread of the next parallel region may attach this index
+  // after the others have begun their next call there.
   slot(local_index).held.store(false);
 }
 

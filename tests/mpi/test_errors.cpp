@@ -387,13 +387,46 @@ TEST(Errors, AttachedThreadLeavingWithExceptionAbortsTeam) {
   EXPECT_TRUE(woke.load());
 }
 
+// A thread whose body in Team::run returned never makes another call in that run: a thread
+// still calling gets an error naming it instead of waiting forever, and the team is aborted (its
+// threads' calls no longer line up; across processes the others end with TeamAborted).
+TEST(Errors, CallAfterOtherThreadsLeftIsAnError) {
+  if (world_size() > 1) GTEST_SKIP() << "one process: the others would see the abort";
+  tlc::Team team(MPI_COMM_WORLD, test_options(3));
+  std::string error;
+  try {
+    team.run([&](tlc::Thread& me) {
+      std::vector<double> x(4, 1.0);
+      me.allreduce(x);  // all three
+      if (me.local_index() != 0) return;
+      me.allreduce(x);  // the others have left
+    });
+  } catch (const tlc::Error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("has left the team"), std::string::npos) << error;
+  EXPECT_EQ(error.find("TLC_TIMEOUT"), std::string::npos) << error;
+  // The threads' calls no longer line up: the team is aborted, and says so.
+  EXPECT_THROW(team.run([](tlc::Thread& me) { me.barrier(); }), tlc::TeamAborted);
+}
+
 TEST(Errors, TimeoutNamesTheMissingThread) {
   tlc::TeamOptions o = test_options(3);
   o.timeout_seconds = 0.5;
   tlc::Team team(MPI_COMM_WORLD, o);
+  std::atomic<int> timed_out{0};
   try {
-    team.run([](tlc::Thread& me) {
-      if (me.local_index() != 2) me.barrier();  // thread 2 never comes
+    team.run([&](tlc::Thread& me) {
+      if (me.local_index() == 2) {  // thread 2 never comes (but stays in the run until then)
+        while (timed_out.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return;
+      }
+      try {
+        me.barrier();
+      } catch (...) {
+        ++timed_out;
+        throw;
+      }
     });
     ADD_FAILURE() << "no timeout";
   } catch (const tlc::Error& e) {
