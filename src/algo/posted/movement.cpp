@@ -197,10 +197,7 @@ int movement_direct_tasks(const PostedCall& call) {
   if (c.collective != Collective::bcast) return T;
   // bcast: one output per thread but one input; slices of it (copied into every output) let
   // every thread copy, as the blocking sliced bcast does.
-  constexpr std::size_t slice_bytes = 16 * 1024;
-  const std::size_t bytes = call.entries[0].count * c.type.size;
-  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(T),
-                                                std::max<std::size_t>(1, bytes / slice_bytes)));
+  return slice_tasks(call.entries[0].count * c.type.size, T);
 }
 
 void pack_movement_direct_task(PostedCall& call, int task) {

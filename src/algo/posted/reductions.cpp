@@ -54,13 +54,9 @@ bool outputs_in_pack(const PostedCall& call) {
          first_call(call).collective != Collective::reduce_scatter_block;
 }
 
-// The pack's slices: at least a few pages each (smaller ones cost more to hand out than they
-// save), at most one per thread.
+// The pack's slices (slice_tasks).
 int task_count(const PostedCall& call) {
-  constexpr std::size_t slice_bytes = 16 * 1024;
-  const std::size_t bytes = pack_elements(call) * element_bytes(call);
-  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(call.team.threads()),
-                                                std::max<std::size_t>(1, bytes / slice_bytes)));
+  return slice_tasks(pack_elements(call) * element_bytes(call), call.team.threads());
 }
 
 // One thread in this process, several processes: an allreduce's MPI step runs on the caller's

@@ -2,6 +2,7 @@
 // opens every pack: the threads of a process must have started the same call.
 #include "algo/posted/schedule.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include <tlc/error.hpp>
@@ -32,6 +33,12 @@ std::string differs(const PostedEntry& a, const PostedEntry& b) {
 }
 
 }  // namespace
+
+int slice_tasks(std::size_t bytes, int threads) {
+  constexpr std::size_t slice_bytes = 16 * 1024;
+  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads),
+                                                std::max<std::size_t>(1, bytes / slice_bytes)));
+}
 
 void check_agreement(const PostedCall& call) {
   TeamImpl& team = call.team;

@@ -25,6 +25,10 @@ class ProcessComm;
 
 namespace tlc::detail::posted {
 
+// Pack tasks that cut `bytes` into slices: at least 16 KiB each (smaller ones cost more to hand
+// out than they save), at most one per thread, at least one.
+int slice_tasks(std::size_t bytes, int threads);
+
 // The serial part of pack; returns how many pack tasks remain (0: packed).
 int prepare(PostedCall& call);
 // Throws Error(mismatch) unless every thread's entry is the same call as thread 0's.
