@@ -87,8 +87,10 @@ struct TeamOptions {
   /// to arrive combines a reduce, threads that need nothing from later ones leave at once, blocks
   /// move as their owners arrive; docs/imbalance.md), or "auto": the plan leads by arrival
   /// across processes with several threads where that was measured no slower with balanced
-  /// arrivals (by collective and size), static elsewhere. A forced algorithm (algorithms,
-  /// TLC_ALGO_*) wins. "": TLC_LEADERS, else "auto".
+  /// arrivals (by collective and size), static elsewhere, and calls with static leaders and
+  /// blocks of 64 KiB or more switch to leaders by arrival while the team measures that faster
+  /// (docs/imbalance.md). A forced algorithm (algorithms, TLC_ALGO_*) wins. "": TLC_LEADERS,
+  /// else "auto".
   std::string leaders;
   /// Every call across processes first compares, between the processes, what it is (collective,
   /// element type, op, root, count per rank) and fails with tlc::Error (mismatch) on every thread

@@ -32,6 +32,9 @@ struct CollectiveStats {
   /// in which it arrived last.
   std::vector<std::uint64_t> led;
   std::vector<std::uint64_t> arrived_last;  ///< per local thread, see led
+  /// Calls (of calls) that ran led by arrival: by the plan, by TLC_LEADERS=dynamic or, under the
+  /// default leaders, because the team measured that they were faster so (docs/imbalance.md).
+  std::uint64_t led_by_arrival = 0;
   /// Nonblocking calls and persistent rounds (tlc/request.hpp), counted per thread when they
   /// complete (calls above counts the blocking ones): how many, the mean time from start to
   /// completion, and the mean time of it the thread spent inside test() and wait().

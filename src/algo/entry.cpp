@@ -33,6 +33,9 @@ bool in_place_output_races(const CallDescriptor& d, Form form) {
   return t.in_place_output_races;
 }
 
+void run_planned(TeamImpl& team, int me, CallDescriptor d, const Plan& plan);
+void run_switchable(TeamImpl& team, int me, CallDescriptor d, const PlanCache::Entry& planned);
+
 // Everything but the inline form. Out of line so that calls taking the inline form do not pay
 // for this one's frame (a descriptor with a std::string) on the way in and out.
 [[gnu::noinline]] void run_general(TeamImpl& team, int me, const Call& user_call) {
@@ -44,12 +47,35 @@ bool in_place_output_races(const CallDescriptor& d, Form form) {
 
   const Collective c = d.call.collective;
   const PlanQuery query{c, d.count, d.call.type.size, d.call.commutative, d.call.in_place};
-  const Plan plan = team.plan(me, query);
+  const PlanCache::Entry& planned = team.plan(me, query);
+  if (planned.switch_class >= 0) [[unlikely]]
+    return run_switchable(team, me, std::move(d), planned);
+  const Plan& plan = planned.plan;
   if (plan.fell_back && team.planner().fallback_error() && d.invalid.empty())
     team.planner().plan(query, &d.invalid);  // the message, made only when it is needed
   if (d.invalid.empty() && d.call.in_place && team.processes() == 1 &&
       in_place_output_races(d, plan.form))
     publish_private_copy(d);
+  run_planned(team, me, std::move(d), plan);
+}
+
+// A large call whose static plan the leader switch may replace by the one led by arrival
+// (team/leader_switch.hpp): the switch says which runs, and measures it.
+[[gnu::noinline]] void run_switchable(TeamImpl& team, int me, CallDescriptor d,
+                                      const PlanCache::Entry& planned) {
+  LeaderSwitch& sw = team.leader_switch();
+  const int cls = planned.switch_class;
+  const std::uint64_t call = team.next_call(me);
+  const bool by_arrival = sw.led_by_arrival(cls, call);
+  const Plan plan = by_arrival ? planned.alternative : planned.plan;
+  sw.arrive(me, call);
+  run_planned(team, me, std::move(d), plan);
+  sw.exit(me, cls, by_arrival);
+  if (me == 0) sw.after_call(cls, call, by_arrival);
+}
+
+void run_planned(TeamImpl& team, int me, CallDescriptor d, const Plan& plan) {
+  const Collective c = d.call.collective;
   if (c == Collective::barrier) return barrier_across(team, me, std::move(d), plan);
   if (plan.leader() == Leader::arrival) return run_led_by_arrival(team, me, std::move(d));
   switch (plan.form) {

@@ -265,6 +265,12 @@ void ProcessComm::barrier() {
   post_barrier(op);
   complete(op);
 }
+void ProcessComm::sum_in_place(std::span<double> values) {
+  call("MPI_Allreduce", [&](MPI_Request* r) {
+    return MPI_Iallreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
+                          MPI_SUM, comm_, r);
+  });
+}
 void ProcessComm::bcast(void* buf, std::size_t bytes, int root) {
   PostedOp op;
   post_bcast(op, buf, bytes, root);

@@ -78,6 +78,8 @@ class ProcessComm {
   // reductions take `count` elements of call.type combined with call's op, in process rank
   // order for non-commutative ops. Roots are process ranks. All use MPI-4 large counts.
   void barrier();
+  // Adds up `values` across the processes, in place (MPI_SUM of doubles).
+  void sum_in_place(std::span<double> values);
   void bcast(void* buf, std::size_t bytes, int root);
   // In place on buf: the reduction of every process's buf.
   void allreduce_in_place(void* buf, std::size_t count, const Call& call) {

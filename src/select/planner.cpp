@@ -247,6 +247,18 @@ bool Planner::led_by_arrival(const PlanQuery& q) const {
   return false;
 }
 
+std::optional<Plan> Planner::arrival_alternative(const PlanQuery& q, const Plan& chosen,
+                                                 std::size_t min_bytes) const {
+  if (settings_.leaders != LeaderPolicy::by_plan || chosen.leader() == Leader::arrival ||
+      settings_.forced[static_cast<std::size_t>(q.collective)] || shape_.processes == 1 ||
+      shape_.most_threads == 1 || traits_of(q.collective).v_variant ||
+      q.count * q.element_size < min_bytes || chosen_by_cost(q.collective, Algorithm::dynamic))
+    return std::nullopt;
+  const char* why = nullptr;
+  if (!can_serve(q, Algorithm::dynamic, why)) return std::nullopt;
+  return in_form(q, Algorithm::dynamic, std::nullopt, why);
+}
+
 std::optional<double> Planner::shared_cost(const PlanQuery& q, Algorithm a) const {
   if (!chosen_by_cost(q.collective, a)) return std::nullopt;
   const std::optional<double> model = model_cost(q, a);

@@ -129,6 +129,12 @@ class Planner {
   // fallbacks as errors (fallback_error()) the caller turns that into the call's error on every
   // thread.
   Plan plan(const PlanQuery& q, std::string* reason = nullptr) const;
+  // The plan led by arrival that a call whose automatic plan `chosen` has static leaders may
+  // switch to when its arrivals are measured uneven (team/leader_switch.hpp): under
+  // TLC_LEADERS=auto, across processes with several threads in some process, blocks of at least
+  // `min_bytes`, nothing forced or measured for the collective. nullopt: the plan stays.
+  std::optional<Plan> arrival_alternative(const PlanQuery& q, const Plan& chosen,
+                                          std::size_t min_bytes) const;
   // Whether a single-process call of c with this op, element type and count takes the inline
   // form of flat, and for reductions the line kernel it folds with: the cheap question asked
   // before anything else on every call.
@@ -238,22 +244,35 @@ class Planner {
 // instead of the planner's lookups. One per thread, never shared.
 class PlanCache {
  public:
-  const Plan& get(const Planner& planner, const PlanQuery& q) {
+  struct Entry {
+    PlanQuery query;
+    Plan plan;
+    // The plan led by arrival it may switch to (Planner::arrival_alternative), and the class
+    // under which the switch measures it (-1: none).
+    Plan alternative;
+    int switch_class = -1;
+    bool valid = false;
+  };
+  // `switch_min_bytes` and `class_of` describe the team's switch (0: it is off).
+  template <class ClassOf>
+  const Entry& get(const Planner& planner, const PlanQuery& q, std::size_t switch_min_bytes,
+                   ClassOf class_of) {
     Entry& e = entries_[slot_of(q)];
     if (!e.valid || !same(e.query, q)) {
       e.plan = planner.plan(q);
       e.query = q;
+      e.switch_class = -1;
+      if (switch_min_bytes)
+        if (auto a = planner.arrival_alternative(q, e.plan, switch_min_bytes)) {
+          e.alternative = *a;
+          e.switch_class = class_of(q.collective, q.count * q.element_size);
+        }
       e.valid = true;
     }
-    return e.plan;
+    return e;
   }
 
  private:
-  struct Entry {
-    PlanQuery query;
-    Plan plan;
-    bool valid = false;
-  };
   static constexpr std::size_t size = 16;
   static bool same(const PlanQuery& a, const PlanQuery& b) noexcept {
     return a.collective == b.collective && a.count == b.count && a.element_size == b.element_size &&

@@ -180,6 +180,11 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
       posted_check_comm_ = std::make_unique<ProcessComm>(comm_->get());
       posted_check_comm_->set_polite(oversubscribed);
     }
+    // TLC_LEADERS=auto with several threads in some process: the leader switch agrees here.
+    if (config.plan.leaders == LeaderPolicy::by_plan && roster_.most_threads() > 1) {
+      switch_comm_ = std::make_unique<ProcessComm>(comm_->get());
+      switch_comm_->set_polite(oversubscribed);
+    }
     failures_.connect(comm_->get(), agreed[11], process(), processes());
   }
   // From here on a wait inside MPI ends when the team aborts, another process says it failed,
@@ -195,6 +200,8 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   if (exchange_comm_) exchange_comm_->set_watch(watch);
   if (posted_comm_) posted_comm_->set_watch(watch);
   if (posted_check_comm_) posted_check_comm_->set_watch(watch);
+  if (switch_comm_) switch_comm_->set_watch(watch);
+  leader_switch_.prepare(threads_, switch_comm_.get(), config.plan.verbose && comm_->rank() == 0);
   rendezvous_.prepare(roster_, failures_, arrival_);
   arrival_.prepare(threads_);
   posted_.prepare(threads_, config.max_requests);

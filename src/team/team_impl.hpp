@@ -33,6 +33,7 @@
 #include "select/planner.hpp"
 #include "team/arrival_calls.hpp"
 #include "team/flags.hpp"
+#include "team/leader_switch.hpp"
 #include "team/posted_calls.hpp"
 #include "team/process_failures.hpp"
 #include "team/rendezvous.hpp"
@@ -66,8 +67,17 @@ class TeamImpl {
   const Topology& topology() const noexcept { return topology_; }
   // What runs for each call: tables filled at construction, one lookup per call.
   const Planner& planner() const noexcept { return planner_; }
-  // The plan of a call of local thread me: planner().plan(q), remembered per thread.
-  const Plan& plan(int me, const PlanQuery& q) { return slot(me).plans.get(planner_, q); }
+  // The plan of a call of local thread me: planner().plan(q), remembered per thread, with the
+  // plan led by arrival the leader switch may put in its place.
+  const PlanCache::Entry& plan(int me, const PlanQuery& q) {
+    return slot(me).plans.get(planner_, q, leader_switch_.enabled() ? LeaderSwitch::min_bytes : 0,
+                              LeaderSwitch::class_of);
+  }
+  // TLC_LEADERS=auto: switches large static calls to leaders by arrival while that is measured
+  // faster (team/leader_switch.hpp).
+  LeaderSwitch& leader_switch() noexcept { return leader_switch_; }
+  // The number the next call of local thread me will have (its begin step's).
+  std::uint64_t next_call(int me) noexcept { return slot(me).calls + 1; }
   TeamShape shape() const noexcept {
     return {processes(),
             threads(),
@@ -155,6 +165,8 @@ class TeamImpl {
   std::unique_ptr<ProcessComm> exchange_comm_;
   std::unique_ptr<ProcessComm> posted_comm_;
   std::unique_ptr<ProcessComm> posted_check_comm_;
+  std::unique_ptr<ProcessComm> switch_comm_;  // the leader switch's agreements
+  LeaderSwitch leader_switch_;
   Planner planner_;
   Rendezvous rendezvous_;
   ProcessFailures failures_{rendezvous_.waiter()};  // after rendezvous_, whose waiter it uses

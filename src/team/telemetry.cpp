@@ -40,6 +40,7 @@ void Telemetry::arrive(int me, std::uint64_t call) noexcept {
   PerThread& s = of(me);
   s.arrival_ns[call % 3] = now_ns();
   s.led = false;
+  s.by_arrival = false;
 }
 
 std::int64_t Telemetry::now() noexcept { return now_ns(); }
@@ -60,6 +61,7 @@ void Telemetry::exit(int me, Collective c, std::uint64_t call, bool all_arrived)
   add(k.calls, 1);
   add(k.in_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, exit - s.arrival_ns[stamp])));
   if (s.led) add(k.led, 1);
+  if (s.by_arrival) add(k.by_arrival, 1);
   if (!all_arrived) return;
   std::int64_t first = std::numeric_limits<std::int64_t>::max();
   std::int64_t last = std::numeric_limits<std::int64_t>::min();
@@ -116,6 +118,7 @@ TeamStats Telemetry::stats(int process) const {
     std::uint64_t thread_calls = 0, in_ns = 0, after_ns = 0;
     k.led.resize(T);
     k.arrived_last.resize(T);
+    k.led_by_arrival = read(threads_[0].counters[c].by_arrival);
     for (std::size_t t = 0; t < T; ++t) {
       const StatsCounters& mine = threads_[t].counters[c];
       thread_calls += read(mine.calls);

@@ -24,10 +24,11 @@ namespace tlc::detail {
 // Team::stats() at any time: relaxed atomics, no read-modify-write.
 struct StatsCounters {
   std::atomic<std::uint64_t> calls{0};
-  std::atomic<std::uint64_t> in_ns{0};     // sum of exit - own arrival
-  std::atomic<std::uint64_t> after_ns{0};  // sum of exit - last arrival in the process
-  std::atomic<std::uint64_t> led{0};       // calls in which this thread ran an inter-process step
-  std::atomic<std::uint64_t> last{0};      // calls in which this thread arrived last
+  std::atomic<std::uint64_t> in_ns{0};       // sum of exit - own arrival
+  std::atomic<std::uint64_t> after_ns{0};    // sum of exit - last arrival in the process
+  std::atomic<std::uint64_t> led{0};         // calls in which this thread ran an inter-process step
+  std::atomic<std::uint64_t> by_arrival{0};  // calls that ran led by arrival
+  std::atomic<std::uint64_t> last{0};        // calls in which this thread arrived last
   // Local thread 0 only, once per call for the whole process, in the calls it left after every
   // thread had arrived (all calls, except those led by arrival that it left early):
   std::atomic<std::uint64_t> measured{0};      // such calls
@@ -50,6 +51,8 @@ class Telemetry {
   void arrive(int me, std::uint64_t call) noexcept;
   // Thread me performs (part of) the inter-process step of its current call.
   void mark_led(int me) noexcept { of(me).led = true; }
+  // Thread me's current call runs led by arrival.
+  void mark_by_arrival(int me) noexcept { of(me).by_arrival = true; }
   // Thread me leaves its call number `call` of kind c; `all_arrived`: every thread of the
   // process has announced it (a call led by arrival may be left before: then this thread
   // spent no time after the last arrival and cannot see the spread of the arrivals).
@@ -74,6 +77,7 @@ class Telemetry {
   struct alignas(64) PerThread {  // a cache line apart: one writer each
     std::int64_t arrival_ns[3] = {0, 0, 0};
     bool led = false;
+    bool by_arrival = false;
     std::array<StatsCounters, collective_count> counters{};
   };
   PerThread& of(int t) noexcept { return threads_[static_cast<std::size_t>(t)]; }

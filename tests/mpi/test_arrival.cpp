@@ -443,4 +443,52 @@ TEST(Arrival, DisagreementFailsTheCallAndTheTeam) {
   }
 }
 
+// Under the default leaders a large bcast has static leaders (it was measured no faster led by
+// arrival with balanced arrivals); when the static leader of every process is late at every
+// call, the team measures it and switches the calls to leaders by arrival (team/
+// leader_switch.hpp), after some static calls to measure. Every process must
+// switch at the same call (their MPI steps pair: a disagreement would hang or abort), with uneven
+// thread counts and other calls of another class in between; every result is checked.
+TEST(Arrival, LateStaticLeadersSwitchLargeCallsToLeadersByArrival) {
+  if (world_size() == 1) GTEST_SKIP() << "one process: the switch is off";
+  tlc::TeamOptions o = test_options(world_rank() == 1 ? 3 : 2);
+  o.leaders = "auto";
+  o.stats = true;
+  tlc::Team team(MPI_COMM_WORLD, o);
+  constexpr int calls = 40;
+  constexpr std::size_t n = std::size_t{1} << 17;  // 1 MiB of doubles: static by the plan
+  constexpr std::size_t m = std::size_t{1} << 13;  // 64 KiB: an allreduce that may switch too
+  std::atomic<int> wrong{0};
+  team.run([&](tlc::Thread& me) {
+    std::vector<double> buf(n), send(m), sum(m);
+    for (int k = 0; k < calls; ++k) {
+      if (me.local_index() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      const int root = 1;
+      if (me.rank() == root)
+        for (std::size_t i = 0; i < n; ++i) buf[i] = value_of(root, k, i);
+      me.bcast(std::span<double>(buf), root);
+      for (std::size_t i = 0; i < n; ++i)
+        if (buf[i] != value_of(root, k, i)) {
+          wrong.fetch_add(1);
+          break;
+        }
+      for (std::size_t i = 0; i < m; ++i) send[i] = value_of(me.rank(), k, i);
+      me.allreduce(std::span<const double>(send), std::span<double>(sum));
+      for (std::size_t i = 0; i < m; ++i)
+        if (sum[i] != sum_below(me.size(), k, i)) {
+          wrong.fetch_add(1);
+          break;
+        }
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0);
+  const tlc::TeamStats stats = team.stats();
+  const tlc::CollectiveStats* b = nullptr;
+  for (const tlc::CollectiveStats& c : stats.collectives)
+    if (c.collective == Collective::bcast) b = &c;
+  ASSERT_NE(b, nullptr);
+  EXPECT_GT(b->led_by_arrival, 0u) << "process " << team.process();
+  EXPECT_LT(b->led_by_arrival, static_cast<std::uint64_t>(calls)) << "process " << team.process();
+}
+
 }  // namespace

@@ -232,9 +232,39 @@ TEST(PlanCache, AnswersWhatThePlannerAnswers) {
           for (bool commutative : {true, false})
             for (bool in_place : {false, true}) {
               const PlanQuery q{static_cast<Collective>(c), count, e, commutative, in_place};
-              EXPECT_EQ(cache.get(p, q), p.plan(q))
+              const PlanCache::Entry& got =
+                  cache.get(p, q, 64 << 10, [](Collective, std::size_t) { return 7; });
+              EXPECT_EQ(got.plan, p.plan(q))
                   << tlc::to_string(q.collective) << " count " << count << " e " << e;
+              const std::optional<Plan> alternative = p.arrival_alternative(q, got.plan, 64 << 10);
+              EXPECT_EQ(got.switch_class, alternative ? 7 : -1);
+              if (alternative) {
+                EXPECT_EQ(got.alternative, *alternative);
+              }
             }
+}
+
+// Under the default leaders, a large call whose plan has static leaders may switch to the plan
+// led by arrival (team/leader_switch.hpp): across processes with several threads, above the
+// size given, never where the plan already leads by arrival, nor with leaders forced.
+TEST(Planner, ArrivalAlternativeOfLargeStaticCalls) {
+  const std::size_t min = 64 << 10;
+  const Planner team(across(2, 2), PlanSettings{});
+  const PlanQuery large = call(Collective::allreduce, 1 << 20);  // 8 MiB of doubles: static
+  ASSERT_NE(team.plan(large).leader(), Leader::arrival);
+  const std::optional<Plan> alt = team.arrival_alternative(large, team.plan(large), min);
+  ASSERT_TRUE(alt);
+  EXPECT_EQ(alt->leader(), Leader::arrival);
+  EXPECT_FALSE(team.arrival_alternative(call(Collective::allreduce, 8),
+                                        team.plan(call(Collective::allreduce, 8)), min));
+  const PlanQuery reduce = call(Collective::reduce, 8 << 10);  // led by arrival already
+  EXPECT_FALSE(team.arrival_alternative(reduce, team.plan(reduce), min));
+  const Planner one_thread(across(2, 1), PlanSettings{});
+  EXPECT_FALSE(one_thread.arrival_alternative(large, one_thread.plan(large), min));
+  PlanSettings fixed;
+  fixed.leaders = LeaderPolicy::fixed;
+  const Planner static_leaders(across(2, 2), fixed);
+  EXPECT_FALSE(static_leaders.arrival_alternative(large, static_leaders.plan(large), min));
 }
 
 namespace {
