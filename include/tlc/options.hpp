@@ -88,7 +88,7 @@ struct TeamOptions {
   /// move as their owners arrive; docs/imbalance.md), or "auto": the plan leads by arrival
   /// across processes with several threads where that was measured no slower with balanced
   /// arrivals (by collective and size), static elsewhere, and calls with static leaders and
-  /// blocks of 64 KiB or more switch to leaders by arrival while the team measures that faster
+  /// blocks of 1 MiB or more switch to leaders by arrival while the team measures that faster
   /// (docs/imbalance.md). A forced algorithm (algorithms, TLC_ALGO_*) wins. "": TLC_LEADERS,
   /// else "auto".
   std::string leaders;

@@ -15,7 +15,8 @@ namespace {
 // The rule's numbers (team/leader_switch.hpp says what they do; docs/design.md why).
 constexpr double wait_share_to_try = 0.03;  // waiting for the last arrival, of the static time
 constexpr double faster_enough = 0.9;       // a trial wins under this share of the other's mean
-constexpr std::uint32_t first_look = 2, static_calls = 16, arrival_calls = 64, longest_phase = 1024;
+constexpr std::uint32_t first_look = 2, static_calls = 16, arrival_calls = 128,
+                        longest_phase = 1024;
 // A trial runs warm_up calls of the other plan unmeasured (its first call may still grow
 // buffers), then `window` measured ones; the plan it is compared with is measured over the last
 // `window` calls of its phase, so that both were measured under the same arrivals.
@@ -42,9 +43,9 @@ void LeaderSwitch::prepare(int threads, ProcessComm* comm, bool report) {
 }
 
 int LeaderSwitch::class_of(Collective c, std::size_t bytes) noexcept {
-  const int power = std::bit_width(bytes) - 1;  // bytes >= min_bytes = 2^16
-  const int size = std::min(power - 16, size_classes - 1);
-  return static_cast<int>(c) * size_classes + std::max(size, 0);
+  const int power = std::bit_width(bytes) - 1;  // at least min_power
+  const int size = std::clamp(power - min_power, 0, size_classes - 1);
+  return static_cast<int>(c) * size_classes + size;
 }
 
 bool LeaderSwitch::led_by_arrival(int cls, std::uint64_t call) const noexcept {

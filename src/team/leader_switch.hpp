@@ -48,11 +48,13 @@ class ProcessComm;
 
 class LeaderSwitch {
  public:
-  // Blocks of at least this many bytes per rank may switch: below it the allreduce that agrees
-  // would be a visible share of a call.
-  static constexpr std::size_t min_bytes = std::size_t{64} << 10;
-  static constexpr int size_classes =
-      20;  // powers of two from 64 KiB; larger blocks share the last
+  // Blocks of at least this many bytes per rank may switch. Smaller calls are short enough that
+  // a window of a few calls measures mostly the machine's noise (and the allreduce that agrees
+  // would be a visible share of them): they keep the planner's measured ranges.
+  static constexpr int min_power = 20;
+  static constexpr std::size_t min_bytes = std::size_t{1} << min_power;
+  // Powers of two from min_bytes; larger blocks share the last.
+  static constexpr int size_classes = 16;
 
   // `comm`: a communicator of the processes for the agreement (null: the switch is off);
   // `report`: say on stderr when a class changes plans (TLC_VERBOSE=1, on one process).
@@ -99,10 +101,10 @@ class LeaderSwitch {
   struct Phase {
     enum Kind : std::uint8_t { static_plan, trying_arrival, by_arrival, trying_static };
     Kind kind = static_plan;
-    std::uint32_t calls = 0;            // calls of this phase's plan so far
-    std::uint32_t length = 4;           // calls of this phase's plan before the next decision
-    std::uint32_t measure_from = 0;     // calls after which the measured ones begin
-    std::uint32_t arrival_length = 64;  // of the current phase by arrival
+    std::uint32_t calls = 0;             // calls of this phase's plan so far
+    std::uint32_t length = 4;            // calls of this phase's plan before the next decision
+    std::uint32_t measure_from = 0;      // calls after which the measured ones begin
+    std::uint32_t arrival_length = 128;  // of the current phase by arrival
     // Back-off of the trials by arrival that lost: static calls since the last trial, how many
     // must pass before the next one (unless the waits grew), and the waits' share then.
     std::uint32_t static_since_trial = 0, retry_after = 16;
