@@ -50,11 +50,16 @@ Rendezvous::CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, b
 // TLC_CHECK: this process's call (d) against every other process's, by one MPI_Allgather of a
 // small signature on the process communicator; "" when all agree, else which process differs
 // from process 0 in what.
+// With the descriptors of all threads here (view): v-variants' counts are compared too.
+std::string compare_processes(TeamImpl& team, const Rendezvous::CallView& view);
+// With one thread's (a call led by arrival, compared by its first thread; never a v-variant).
 std::string compare_processes(TeamImpl& team, const CallDescriptor& d);
 // The same signature for a posted call (algo/posted/): call_signature_size() numbers written to
-// out, and the verdict over every process's signature, in process order ("" when all agree).
+// out from the calls of all threads here (local thread t has global rank first_rank + t, of
+// `ranks`), and the verdict over every process's signature, in process order ("" when all agree).
 std::size_t call_signature_size() noexcept;
-void write_call_signature(const Call& call, std::size_t count, std::int64_t* out);
+void write_call_signature(std::span<const Call* const> calls, int first_rank, int ranks,
+                          std::size_t count, std::int64_t* out);
 std::string compare_signatures(std::span<const std::int64_t> all, int processes);
 // What the descriptors of all threads of the process show that their fingerprints cannot (user
 // op functions, v-variant counts against the sizes the ranks pass); "" when they agree. For a

@@ -313,7 +313,10 @@ void PostedCalls::post_check(TeamImpl& team, PostedCall& call) {
   const std::size_t fields = call_signature_size();
   const PostedEntry& first = call.entries[0];
   call.signatures.assign(P * fields, 0);
-  write_call_signature(first.call, first.count,
+  std::vector<const Call*> calls;
+  calls.reserve(call.entries.size());
+  for (const PostedEntry& e : call.entries) calls.push_back(&e.call);
+  write_call_signature(calls, team.global_rank(0), team.size(), first.count,
                        call.signatures.data() + static_cast<std::size_t>(team.process()) * fields);
   call.signature_bytes.assign(P, static_cast<MPI_Count>(fields * sizeof(std::int64_t)));
   call.signature_displs.resize(P);

@@ -122,6 +122,79 @@ TEST(Check, ProcessesThatDisagreeFailEverywhereBeforeDataMoves) {
                "collective barrier");
 }
 
+// v-variants whose counts agree inside each process but not between them: process 1 counts
+// the blocks of process 0's ranks as 2 elements where process 0 sends 1 (or, for gatherv,
+// process 1's ranks send 2 where the root counts 1). The counts are compared as sums of a word
+// per pair of ranks, so the error cannot name the process; it names the counts.
+TEST(Check, VariantCountsThatDisagreeBetweenProcessesFailEverywhere) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const int threads = 1 + world_rank() % 2;
+  const bool odd = world_rank() == 1;
+  using Buffers = std::vector<double>;
+  auto expect_counts_named = [](const std::vector<Seen>& seen, const char* which) {
+    for (std::size_t t = 0; t < seen.size(); ++t) {
+      EXPECT_NE(seen[t].error.find("counts of this v-variant"), std::string::npos)
+          << which << ", thread " << t << ": '" << seen[t].error << "'";
+      EXPECT_TRUE(seen[t].untouched) << which << ", thread " << t << ": a buffer was written";
+    }
+  };
+  // counts and displacements of blocks 2 elements apart; process 1 counts the first
+  // process0_ranks ranks' blocks as 2 elements.
+  auto layout = [&](tlc::Thread& me, std::vector<std::size_t>& counts,
+                    std::vector<std::size_t>& displs, int process0_ranks) {
+    const auto R = static_cast<std::size_t>(me.size());
+    counts.assign(R, 1);
+    displs.resize(R);
+    for (std::size_t r = 0; r < R; ++r) displs[r] = 2 * r;
+    if (odd)
+      for (int r = 0; r < process0_ranks; ++r) counts[static_cast<std::size_t>(r)] = 2;
+  };
+  const int process0_ranks = 1;  // process 0 has one thread (1 + 0 % 2)
+  expect_counts_named(
+      run_checked(threads,
+                  [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
+                    std::vector<std::size_t> sc(static_cast<std::size_t>(me.size()), 1), sd, rc, rd;
+                    layout(me, rc, rd, process0_ranks);
+                    sd = rd;
+                    me.alltoallv(std::span<const double>(send), std::span<const std::size_t>(sc),
+                                 std::span<const std::size_t>(sd), std::span<double>(recv),
+                                 std::span<const std::size_t>(rc),
+                                 std::span<const std::size_t>(rd));
+                  }),
+      "alltoallv");
+  expect_counts_named(
+      run_checked(threads,
+                  [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
+                    std::vector<std::size_t> rc, rd;
+                    layout(me, rc, rd, process0_ranks);
+                    const std::size_t mine = rc[static_cast<std::size_t>(me.rank())];
+                    me.allgatherv(std::span<const double>(send.data(), mine),
+                                  std::span<double>(recv), std::span<const std::size_t>(rc),
+                                  std::span<const std::size_t>(rd));
+                  }),
+      "allgatherv");
+  expect_counts_named(run_checked(threads,
+                                  [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
+                                    std::vector<std::size_t> rc, rd;
+                                    layout(me, rc, rd, 0);  // the root's counts: 1 for everyone
+                                    me.gatherv(std::span<const double>(send.data(), odd ? 2 : 1),
+                                               std::span<double>(recv),
+                                               std::span<const std::size_t>(rc),
+                                               std::span<const std::size_t>(rd), 0);
+                                  }),
+                      "gatherv");
+  expect_counts_named(run_checked(threads,
+                                  [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
+                                    std::vector<std::size_t> sc, sd;
+                                    layout(me, sc, sd, 0);  // the root's counts: 1 for everyone
+                                    me.scatterv(std::span<const double>(send),
+                                                std::span<const std::size_t>(sc),
+                                                std::span<const std::size_t>(sd),
+                                                std::span<double>(recv.data(), odd ? 2 : 1), 0);
+                                  }),
+                      "scatterv");
+}
+
 // Calls led by arrival have no rendezvous of the process's threads: the first thread to arrive
 // in each process compares the call, and the others wait for its verdict.
 TEST(Check, CallsLedByArrivalAreComparedToo) {
