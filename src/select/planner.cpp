@@ -226,6 +226,21 @@ constexpr ArrivalRange arrival_pays[] = {
 
 }  // namespace
 
+// Where the uncalibrated choice inside one process moved from flat_max_bytes because the other
+// form measured faster at 1 x 2 (tlc-bench --algorithms; docs/benchmarking.md, "Uncalibrated
+// defaults", has the figures): allreduce's sliced form from 2 KiB, exscan's flat form (each
+// thread reads the blocks below its own once) up to 512 KiB.
+std::size_t flat_up_to(Collective c) noexcept {
+  switch (c) {
+    case Collective::allreduce:
+      return flat_max_bytes - 1;
+    case Collective::exscan:
+      return 512 * KiB;
+    default:
+      return flat_max_bytes;
+  }
+}
+
 bool Planner::led_by_arrival(const PlanQuery& q) const {
   if (!find_algorithm(q.collective, Algorithm::dynamic)) return false;
   switch (settings_.leaders) {
@@ -284,7 +299,7 @@ Algorithm Planner::cheapest_measured_single(Collective c, std::size_t bytes) con
       traits_of(c).buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1;
   const PlanQuery q{c, bytes / blocks, 1, true, false};
   // The default when nothing measured serves: the size rule of automatic().
-  Algorithm best = bytes <= flat_max_bytes ? Algorithm::flat
+  Algorithm best = bytes <= flat_up_to(c) ? Algorithm::flat
                    : shape_.numa_groups > 1 && find_algorithm(c, Algorithm::two_level)
                        ? Algorithm::two_level
                        : Algorithm::sliced;
@@ -473,7 +488,7 @@ Plan Planner::automatic(const PlanQuery& q) const {
     if ((measured_single_ >> static_cast<unsigned>(c)) & 1u)
       a = cheapest_[(static_cast<std::size_t>(c) * 2 + (q.commutative ? 1 : 0)) * bands +
                     static_cast<std::size_t>(band_of(bytes))];
-    else if (c == Collective::barrier || (!t.v_variant && bytes <= flat_max_bytes))
+    else if (c == Collective::barrier || (!t.v_variant && bytes <= flat_up_to(c)))
       a = Algorithm::flat;
     else if (shape_.numa_groups > 1 && find_algorithm(c, Algorithm::two_level))
       a = Algorithm::two_level;

@@ -110,6 +110,9 @@ int choice_fingerprint(const PlanSettings& settings) noexcept;
 
 // Default thresholds (bytes of one thread's contribution).
 inline constexpr std::size_t flat_max_bytes = 2048;
+// Inside one process without measured times: the largest buffer of one thread that takes flat
+// (flat_max_bytes, but for the collectives measured otherwise: docs/benchmarking.md).
+std::size_t flat_up_to(Collective c) noexcept;
 // Bytes of data the inline form of flat carries in a begin line (team_impl.hpp checks it).
 inline constexpr std::size_t inline_max_bytes = 32;
 // The alltoall led by arrival tags a block with sender * threads + receiver; MPI guarantees tags
