@@ -13,14 +13,18 @@
 // Who decides: local thread 0 of every process, after its part of a call of the class, at the
 // end of a phase; the processes first add up their sums in one small allreduce on a
 // communicator of its own (their MPI steps pair, so they must choose alike), then each applies
-// the same rule to the same numbers. Phases, in class calls:
-//   static (initially, 4 calls, then 16, doubling up to 1024 while exploring loses): if the
-//     threads waited for the last arrival for at least a fifth of their time, try by arrival;
-//   trying by arrival (3 calls): keep it if its mean time is under 0.9 of the static mean;
-//   by arrival (32 calls, doubling up to 1024 while it keeps winning), then
-//   trying static again (3 calls): back to static if that is under 0.9 of the arrival-led mean.
-// So balanced arrivals cost nothing but the stamps and an allreduce of six numbers every 16 to
-// 1024 calls, and a lasting imbalance costs 3 static calls in up to 1024.
+// the same rule to the same numbers. Phases, in class calls (their lengths and thresholds are the
+// constants at the top of leader_switch.cpp):
+//   static: checked every few calls; if the threads waited for the last arrival for a visible
+//     share of their time, and more than when the last trial lost or after a back-off, try;
+//   trying by arrival: one call unmeasured (it may still grow buffers), then a few measured;
+//     kept if their mean is clearly under the static mean of the last few static calls, else
+//     back to static with a longer back-off;
+//   by arrival: a run that doubles while it keeps winning, then
+//   trying static again: back to static if that is clearly faster than the last arrival-led
+//     calls.
+// So balanced arrivals cost the stamps and one allreduce of six numbers per check, and a
+// lasting imbalance a few static calls per long run.
 //
 // How every thread agrees: a decision taken in call d (team call numbers, the same in every
 // thread and process) takes effect from call d + 3. A thread planning call m has seen local
