@@ -585,7 +585,8 @@ TEST(Nonblocking, CheckComparesProcesses) {
   tlc::Team team(MPI_COMM_WORLD, options);
   const int threads = team.threads();
   std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
-  std::vector<std::string> errors(static_cast<std::size_t>(threads));
+  std::vector<std::string> errors(static_cast<std::size_t>(threads)),
+      variant_errors(static_cast<std::size_t>(threads));
   team.run([&](tlc::Thread& me) {
     const auto i = static_cast<std::size_t>(me.local_index());
     Outcome& out = outcomes[i];
@@ -619,11 +620,30 @@ TEST(Nonblocking, CheckComparesProcesses) {
       auto r = me.iallreduce(send, recv);
       r.wait();
       expect_sum(recv, 0, "iallreduce after the disagreement");
+      // v-variant counts that agree inside each process but not between them: process 1
+      // expects 2 elements from rank 0, which sends 1.
+      const auto R = static_cast<std::size_t>(me.size());
+      std::vector<std::size_t> send_counts(R, 1), recv_counts(R, 1), displs(R);
+      for (std::size_t k = 0; k < R; ++k) displs[k] = 2 * k;
+      if (me.process() == 1) recv_counts[0] = 2;
+      std::vector<T> vs(2 * R, 1), vr(2 * R, 0);
+      try {
+        me.ialltoallv(vs, send_counts, displs, vr, recv_counts, displs).wait();
+      } catch (const tlc::Error& e) {
+        variant_errors[i] = e.what();
+      }
+      auto again = me.iallreduce(send, recv);
+      again.wait();
+      expect_sum(recv, 0, "iallreduce after the v-variant disagreement");
     } catch (const std::exception& e) {
       out.error = e.what();
     }
   });
   expect_clean(outcomes, "TLC_CHECK");
+  if (world_size() > 1) {
+    for (const std::string& e : variant_errors)
+      EXPECT_NE(e.find("counts of this v-variant"), std::string::npos) << e;
+  }
   for (const std::string& e : errors) {
     if (world_size() == 1) {
       EXPECT_TRUE(e.empty()) << e;  // one process: nothing to compare, the call runs
