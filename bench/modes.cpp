@@ -128,11 +128,35 @@ int usage_error(const std::string& what) {
   return 2;
 }
 
+// A launcher that binds the process to fewer hardware threads than its team has (Open MPI binds
+// a job of one or two processes to one core each by default) makes every wait of the team a
+// context switch: the figures then measure the scheduler. Said once per process, on stderr.
+static void warn_if_bound_narrower(const tlc::Team& team) {
+  static bool said = false;
+  if (said) return;
+  try {
+    const tlc::Topology t = tlc::Topology::detect();
+    const auto machine = static_cast<int>(std::thread::hardware_concurrency());
+    if (team.threads() > t.pus() && t.pus() < machine) {
+      std::cerr << "tlc-bench: process " << team.process() << " may run on " << t.pus()
+                << " of the machine's " << machine << " hardware threads (its launcher's binding) "
+                << "for a team of " << team.threads()
+                << " threads: every wait becomes a context switch; launch with the binding off "
+                   "(Open MPI: mpiexec --bind-to none)\n";
+      said = true;
+    }
+  } catch (const std::exception&) {
+    // No topology: nothing to compare.
+  }
+}
+
 // A team on MPI_COMM_WORLD, or nullptr after process 0 said why (construction agrees on errors
 // across processes, so one report is enough).
 std::unique_ptr<tlc::Team> world_team(const tlc::TeamOptions& options, const std::string& what) {
   try {
-    return std::make_unique<tlc::Team>(MPI_COMM_WORLD, options);
+    auto team = std::make_unique<tlc::Team>(MPI_COMM_WORLD, options);
+    warn_if_bound_narrower(*team);
+    return team;
   } catch (const std::exception& e) {
     int process = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &process);
@@ -198,6 +222,7 @@ int run_intra(const Options& o, const tlc::Environment& env) {
         throw std::invalid_argument("no measured collective has an algorithm '" + o.algorithm +
                                     "' (tlc-info --algorithms lists them)");
       team = std::make_unique<tlc::Team>(MPI_COMM_SELF, options);
+      warn_if_bound_narrower(*team);
       if (team->threads() != threads)
         error = "the team has " + std::to_string(team->threads()) + " threads, not " +
                 std::to_string(threads);
@@ -571,6 +596,7 @@ int run_skew(const Options& o, const tlc::Environment& env) {
       static_team = std::make_unique<tlc::Team>(team_comm, base);
       if (any) dynamic_team = std::make_unique<tlc::Team>(team_comm, dynamic);
       default_team = std::make_unique<tlc::Team>(team_comm, defaults);
+      warn_if_bound_narrower(*static_team);
       shape[0] = static_team->processes();
       shape[1] = -static_team->threads();
       shape[2] = static_team->threads();
