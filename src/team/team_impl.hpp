@@ -138,8 +138,7 @@ class TeamImpl {
   // stats_arrive and stats_exit; off, it costs one predictable branch per call.
   Telemetry& telemetry() noexcept { return telemetry_; }
   void stats_arrive(int me) noexcept {
-    // The begin step of this call will make it call calls + 1.
-    telemetry_.arrive(me, slot(me).calls + 1);
+    telemetry_.arrive(me, next_call(me));
   }
   void stats_exit(int me, Collective c) noexcept;
   TeamStats stats() const { return telemetry_.stats(process()); }
