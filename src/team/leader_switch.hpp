@@ -40,7 +40,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include <tlc/options.hpp>
 
@@ -105,8 +104,9 @@ class LeaderSwitch {
   struct Phase {
     enum Kind : std::uint8_t { static_plan, trying_arrival, by_arrival, trying_static };
     Kind kind = static_plan;
-    std::uint32_t calls = 0;             // calls of this phase's plan so far
-    std::uint32_t length = 4;            // calls of this phase's plan before the next decision
+    std::uint32_t calls = 0;  // calls of this phase's plan so far
+    // Calls of this phase's plan before the next decision (prepare sets the first phase's).
+    std::uint32_t length = 0;
     std::uint32_t measure_from = 0;      // calls after which the measured ones begin
     std::uint32_t arrival_length = 128;  // of the current phase by arrival
     // Back-off of the trials by arrival that lost: static calls since the last trial, how many
@@ -118,7 +118,7 @@ class LeaderSwitch {
     double wait_ns = 0;  // sum over static calls of the threads' mean wait for the last
     std::uint64_t waited_calls = 0;
     double other_mean_ns = 0;    // the mean of the plan a trial is measured against
-    double seen_ns[2] = {0, 0};  // the threads' sums (ns, calls) at the last decision
+    double seen_ns[2] = {0, 0};  // the threads' sums (ns, calls) when last read (read_sums)
     double seen_calls[2] = {0, 0};
   };
 
