@@ -64,6 +64,13 @@ struct TeamOptions {
   /// "abort" prints the same message and ends the whole job with MPI_Abort (for jobs that must
   /// not linger). "": TLC_TIMEOUT_ACTION, else "error".
   std::string timeout_action;
+  /// A wait between processes that lasts longer than this many milliseconds is compared with the
+  /// other processes' waits on the team's notes: where another process waits in the same call
+  /// number for a different call, left the team before the call, or every process waits and
+  /// their calls differ, every thread of every process gets an error naming both calls instead
+  /// of hanging. A process that is only late is waited for (docs/reliability.md). Calls that
+  /// complete sooner cost nothing. 0 turns the comparison off; unset: TLC_SUSPECT_MS, else 500.
+  std::optional<int> suspect_ms;
   /// The machine; unset: Topology::detect().
   std::optional<Topology> topology;
   /// Chunk of the pipelined collectives across processes (bcast, reduce, allreduce, scan,

@@ -33,8 +33,9 @@ ProcessAlarm::~ProcessAlarm() {
     MPI_Cancel(&inbox_request_);
     MPI_Wait(&inbox_request_, MPI_STATUS_IGNORE);  // local once cancelled (or already matched)
   }
-  // A note still in flight has its buffer here: leave both to the job's end (a note is sent
-  // only when the team failed, and notes are small enough to leave at once in practice).
+  // A note still in flight has its buffer here: leave both to the job's end (notes are small
+  // enough to leave at once in practice, and a team that ends normally waits for its last
+  // ones, team/process_failures.cpp).
   int sent = 1;
   if (!sends_.empty())
     MPI_Testall(static_cast<int>(sends_.size()), sends_.data(), &sent, MPI_STATUSES_IGNORE);
@@ -42,7 +43,7 @@ ProcessAlarm::~ProcessAlarm() {
     new std::deque<Wire>(std::move(outbox_));  // deliberately leaked: MPI may still read it
     return;
   }
-  MPI_Comm_free(&comm_);
+  if (!keep_) MPI_Comm_free(&comm_);
 }
 
 void ProcessAlarm::send(Kind kind, std::uint64_t call, const std::string& text) {
@@ -62,6 +63,16 @@ void ProcessAlarm::send(Kind kind, std::uint64_t call, const std::string& text) 
     check_mpi(MPI_Isend(&note, sizeof(Wire), MPI_BYTE, p, 0, comm_, &request), "MPI_Isend (alarm)");
     sends_.push_back(request);
   }
+}
+
+bool ProcessAlarm::sent() {
+  std::lock_guard<std::mutex> guard(send_mutex_);
+  if (sends_.empty()) return true;
+  int done = 0;
+  auto lock = serialize_mpi();
+  check_mpi(MPI_Testall(static_cast<int>(sends_.size()), sends_.data(), &done, MPI_STATUSES_IGNORE),
+            "MPI_Testall (alarm)");
+  return done != 0;
 }
 
 std::optional<ProcessAlarm::Note> ProcessAlarm::receive() {

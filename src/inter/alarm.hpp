@@ -29,6 +29,13 @@ class ProcessAlarm {
     // The sender's team is gone (aborted, or it gave up an MPI operation): nothing it started
     // will complete.
     broken = 2,
+    // The sender has waited in call `call` for longer than TLC_SUSPECT_MS; the text says what
+    // call it makes there (team/process_failures.hpp compares it with the receiver's).
+    waiting = 3,
+    // The sender's long wait in call `call` has ended.
+    resumed = 4,
+    // The sender destroyed its team after `call` calls: it makes no later one. Its last note.
+    gone = 5,
   };
   struct Note {
     Kind kind;
@@ -49,9 +56,15 @@ class ProcessAlarm {
   // The next note that has arrived, if any. One thread reads at a time; a thread that finds
   // another reading gets nothing (that one passes the note on).
   std::optional<Note> receive();
+  // Whether every note this process sent has left (MPI_Testall of the sends).
+  bool sent();
+  // Notes may still arrive: the destructor cancels the posted receive but keeps the
+  // communicator (never freed, so that no later communicator reuses its context and matches
+  // them).
+  void keep_communicator() noexcept { keep_ = true; }
 
  private:
-  static constexpr std::size_t text_capacity = 240;
+  static constexpr std::size_t text_capacity = 1024;
   struct Wire {
     std::int32_t team;
     std::int32_t kind;
@@ -69,6 +82,7 @@ class ProcessAlarm {
   std::mutex send_mutex_;
   std::deque<Wire> outbox_;  // stable addresses while the sends are in flight
   std::vector<MPI_Request> sends_;
+  bool keep_ = false;
   void post_receive();
 };
 

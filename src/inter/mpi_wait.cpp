@@ -98,6 +98,14 @@ void MpiWait::poll(Test&& test, const char* what) {
   // usable for the program (a new team).
   constexpr auto grace = std::chrono::milliseconds(100);
   std::optional<Clock::time_point> abort_seen;
+  // A long wait is told when it begins and when it ends (whichever way the loop is left).
+  const auto suspect = std::chrono::duration<double>(watch_.suspect_seconds);
+  struct LongWait {
+    LongWaits* waits = nullptr;
+    ~LongWait() {
+      if (waits) waits->ended();
+    }
+  } long_wait;
   for (int attempt = 0;; ++attempt) {
     int done = 0;
     test(done);
@@ -108,7 +116,16 @@ void MpiWait::poll(Test&& test, const char* what) {
     if (attempt < 64) continue;
     if (attempt == 64) start = Clock::now();
     // Notes from other processes cost an MPI_Test each: every 16th round while spinning.
-    if (watch_.listen && !abort_seen && (polite_ || attempt % 16 == 0)) watch_.listen();
+    if (watch_.listen && !abort_seen && (polite_ || attempt % 16 == 0)) {
+      watch_.listen();
+      if (watch_.long_waits && !(watch_.abandoned && watch_.abandoned())) {
+        if (!long_wait.waits && Clock::now() - start > suspect) {
+          watch_.long_waits->began();
+          long_wait.waits = watch_.long_waits;
+        }
+        if (long_wait.waits) long_wait.waits->compare();
+      }
+    }
     if (!abort_seen && watch_.abandoned && watch_.abandoned()) abort_seen = Clock::now();
     if (abort_seen && Clock::now() - *abort_seen > grace) {
       give_up();

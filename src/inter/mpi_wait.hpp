@@ -15,15 +15,32 @@
 
 namespace tlc::detail {
 
+// What a wait that has lasted suspiciously long (TLC_SUSPECT_MS) tells, so that processes whose
+// calls disagree find out while they wait instead of hanging (team/process_failures.hpp compares
+// the processes' long waits on the team's notes). began() when a wait passes the threshold,
+// compare() while it goes on (may abort the team, which ends the wait), ended() when it ends.
+class LongWaits {
+ public:
+  virtual void began() = 0;
+  virtual void compare() = 0;
+  virtual void ended() noexcept = 0;
+
+ protected:
+  ~LongWaits() = default;
+};
+
 // What a wait for an MPI operation watches besides the operation, so that a failure elsewhere
 // ends the wait instead of hanging it: the team's abort, notes from other processes
-// (inter/alarm.hpp), and TLC_TIMEOUT.
+// (inter/alarm.hpp), waits that last long (LongWaits) and TLC_TIMEOUT.
 struct MpiWatch {
   double timeout_seconds = 0;         // 0: as long as it takes
   std::function<bool()> abandoned;    // true: the team has aborted, stop waiting (cheap)
   std::function<std::string()> why;   // the abort's reason, for the error
   std::function<void()> listen;       // reads other processes' notes (an MPI_Test); may abort
   bool abort_job_on_timeout = false;  // TLC_TIMEOUT_ACTION=abort: MPI_Abort instead of throwing
+  // The waits of a team's blocking calls only: after suspect_seconds a wait is a long wait.
+  LongWaits* long_waits = nullptr;
+  double suspect_seconds = 0;
 };
 
 // Between two tests of a polite wait (attempt counts from 0): nothing at first, then a yield,

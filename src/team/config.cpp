@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -155,6 +156,14 @@ Config Config::read(const TeamOptions& o) {
   c.node_is_process = node_is_process_variable();
   c.timeout_seconds =
       o.timeout_seconds > 0 ? o.timeout_seconds : env_seconds("TLC_TIMEOUT").value_or(0);
+  const long suspect_ms =
+      o.suspect_ms ? *o.suspect_ms
+                   : env_integer("TLC_SUSPECT_MS").value_or(std::lround(c.suspect_seconds * 1000));
+  if (suspect_ms < 0 || suspect_ms > 3'600'000)
+    throw Error(Errc::invalid_argument,
+                "tlc: TeamOptions::suspect_ms / TLC_SUSPECT_MS = " + std::to_string(suspect_ms) +
+                    " is outside 0 (off) to 3600000 milliseconds");
+  c.suspect_seconds = static_cast<double>(suspect_ms) / 1000;
   c.timeout_aborts_job = either(o.timeout_action, "TeamOptions::timeout_action",
                                 "TLC_TIMEOUT_ACTION", "error", "abort");
   c.pipeline_chunk_asked = pipeline_chunk(o);

@@ -3,6 +3,8 @@
 #include "team/process_failures.hpp"
 
 #include "inter/mpi_wait.hpp"  // pace_polite_wait
+#include "select/collective_traits.hpp"
+#include "team/rendezvous.hpp"  // CallFingerprint
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +17,29 @@ namespace tlc::detail {
 
 thread_local bool ProcessFailures::failure_agreed_ = false;
 thread_local std::uint64_t ProcessFailures::current_call_ = 0;
+thread_local const CallFingerprint* ProcessFailures::current_fingerprint_ = nullptr;
+
+namespace {
+
+// What a long wait says its call is: what processes making the same call say alike (the
+// fingerprint without what only threads of one process compare).
+std::string describe(const CallFingerprint* f) {
+  if (!f) return "a call";
+  const auto c = static_cast<Collective>(f->collective);
+  std::string s = to_string(c);
+  if (c == Collective::barrier) return s;
+  s += " of " +
+       (traits_of(c).v_variant
+            ? std::string("per-rank counts")
+            : std::to_string(f->count) + (f->count == 1 ? " element" : " elements") + " per rank") +
+       " of " + to_string(static_cast<TypeClass>(f->type_class)) + " (" +
+       std::to_string(f->type_size) + " bytes)";
+  if (traits_of(c).reduction) s += std::string(", op ") + to_string(static_cast<BuiltinOp>(f->op));
+  if (traits_of(c).has_root) s += ", root " + std::to_string(f->root);
+  return s;
+}
+
+}  // namespace
 
 void ProcessFailures::abort(const std::string& reason) {
   waiter_.abort(reason);
@@ -49,6 +74,9 @@ void ProcessFailures::call_failed(std::uint64_t k, const Error& e) {
 
 void ProcessFailures::listen() {
   while (std::optional<ProcessAlarm::Note> note = alarm_->receive()) hear(*note);
+  // A process that left the team before this thread's call never makes it.
+  if (current_call_ > first_gone_.load(std::memory_order_acquire)) [[unlikely]]
+    abort_if_waiting_for_gone();
   if (!attention_.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(mutex_);
   abort_if_reached_early_note();  // this thread is inside a call that failed elsewhere
@@ -68,6 +96,30 @@ void ProcessFailures::abort_if_reached_early_note() {
 
 void ProcessFailures::hear(const ProcessAlarm::Note& note) {
   std::lock_guard<std::mutex> lock(mutex_);
+  Peer& peer = peers_[static_cast<std::size_t>(note.process)];
+  switch (note.kind) {
+    case ProcessAlarm::Kind::waiting:
+      peer.state = Peer::State::waiting;
+      peer.call = note.call;
+      peer.what = note.text;
+      return;
+    case ProcessAlarm::Kind::resumed:
+      if (peer.state == Peer::State::waiting) peer.state = Peer::State::running;
+      all_waiting_since_.reset();
+      return;
+    case ProcessAlarm::Kind::gone:
+      peer.state = Peer::State::gone;
+      peer.call = note.call;
+      peer.said_last = true;
+      if (note.call < first_gone_.load(std::memory_order_relaxed))
+        first_gone_.store(note.call, std::memory_order_release);
+      return;
+    case ProcessAlarm::Kind::broken:
+      peer.said_last = true;
+      break;
+    default:
+      break;
+  }
   if (aborted()) return;
   if (note.kind == ProcessAlarm::Kind::failed_call) {
     if (unsettled_ && note.call == failed_call_) {
@@ -112,6 +164,136 @@ void ProcessFailures::attend() {
     }
     pace_polite_wait(attempt);
   }
+}
+
+}  // namespace tlc::detail
+
+namespace tlc::detail {
+
+void ProcessFailures::abort_if_waiting_for_gone() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (aborted()) return;
+  for (std::size_t p = 0; p < peers_.size(); ++p)
+    if (peers_[p].state == Peer::State::gone && peers_[p].call < current_call_) {
+      abort("call " + std::to_string(current_call_) + " of the team (" +
+            describe(current_fingerprint_) + ") can never complete: process " + std::to_string(p) +
+            " destroyed its team after " + std::to_string(peers_[p].call) + " calls");
+      return;
+    }
+}
+
+void ProcessFailures::began() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++long_waiters_;
+  if (announced_call_ == current_call_ || aborted()) return;  // told by another thread
+  announced_call_ = current_call_;
+  announced_what_ = describe(current_fingerprint_);
+  alarm_->send(ProcessAlarm::Kind::waiting, announced_call_, announced_what_);
+}
+
+void ProcessFailures::ended() noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (--long_waiters_ > 0 || announced_call_ == 0) return;
+  const std::uint64_t call = std::exchange(announced_call_, 0);
+  all_waiting_since_.reset();
+  if (aborted()) return;
+  try {
+    alarm_->send(ProcessAlarm::Kind::resumed, call, {});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tlc: process %d could not tell the other processes: %s\n", process_,
+                 e.what());
+  }
+}
+
+std::string ProcessFailures::long_wait_mismatch(std::uint64_t k, const std::string& what) {
+  const std::string here = "process " + std::to_string(process_) + " waits in call " +
+                           std::to_string(k) + " of the team: " + what;
+  // Whether no other process can move: each waits too, or has left the team (all it sends was
+  // sent). A process that is running (late) may still come, and is waited for.
+  bool nobody_moves = true, all_in_this_call = true;
+  std::string everyone = here;
+  for (std::size_t p = 0; p < peers_.size(); ++p) {
+    if (static_cast<int>(p) == process_) continue;
+    const Peer& peer = peers_[p];
+    const std::string there = "process " + std::to_string(p);
+    if (peer.state == Peer::State::running) {
+      nobody_moves = false;
+      continue;
+    }
+    if (peer.state == Peer::State::gone) {
+      all_in_this_call = false;
+      everyone +=
+          "; " + there + " destroyed its team after " + std::to_string(peer.call) + " calls";
+      continue;
+    }
+    if (peer.call == k && peer.what != what)
+      return "the processes disagree about call " + std::to_string(k) + " of the team: " + here +
+             "; " + there + " waits in it for: " + peer.what;
+    if (peer.call != k) all_in_this_call = false;
+    everyone += "; " + there + " waits in call " + std::to_string(peer.call) + ": " + peer.what;
+  }
+  // Nobody can go on, and not because every process waits in this very call (a call that is
+  // slow inside MPI is not a mismatch). Processes ahead of a late one wait in later calls
+  // legitimately, and a call's last transfers may still be under way after a process has left,
+  // so this must hold for a further TLC_SUSPECT_MS.
+  if (!nobody_moves || all_in_this_call) {
+    all_waiting_since_.reset();
+    return {};
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (!all_waiting_since_) all_waiting_since_ = now;
+  if (std::chrono::duration<double>(now - *all_waiting_since_).count() < suspect_seconds_)
+    return {};
+  return "call " + std::to_string(k) +
+         " of the team can never complete: no process can go on (their calls differ): " + everyone;
+}
+
+void ProcessFailures::compare() {
+  std::string why;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (aborted() || announced_call_ == 0) return;
+    why = long_wait_mismatch(current_call_, announced_what_);
+  }
+  if (why.empty()) return;
+  abort("tlc: " + why + " (found after a wait of more than TLC_SUSPECT_MS=" +
+        std::to_string(static_cast<long>(suspect_seconds_ * 1000 + 0.5)) + " ms)");
+}
+
+void ProcessFailures::leave(std::uint64_t calls) {
+  if (!alarm_) return;
+  if (aborted()) {
+    // The others heard that the team broke, or will; some of their notes may still come.
+    alarm_->keep_communicator();
+    return;
+  }
+  try {
+    alarm_->send(ProcessAlarm::Kind::gone, calls,
+                 "process " + std::to_string(process_) + " left the team");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tlc: process %d could not tell the other processes: %s\n", process_,
+                 e.what());
+    alarm_->keep_communicator();
+    return;
+  }
+  // The others' last notes usually come at once (teams end at the same point of a program). A
+  // process that leaves much later only costs this process the communicator, kept for good.
+  const auto said_last = [this] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t p = 0; p < peers_.size(); ++p)
+      if (static_cast<int>(p) != process_ && !peers_[p].said_last) return false;
+    return true;
+  };
+  using Clock = std::chrono::steady_clock;
+  const auto deadline =
+      Clock::now() + std::chrono::duration<double>(std::max(1.0, suspect_seconds_));
+  for (int attempt = 0;; ++attempt) {
+    while (std::optional<ProcessAlarm::Note> note = alarm_->receive()) hear(*note);
+    if (said_last() && alarm_->sent()) return;
+    if (Clock::now() > deadline) break;
+    pace_polite_wait(attempt);
+  }
+  alarm_->keep_communicator();
 }
 
 }  // namespace tlc::detail

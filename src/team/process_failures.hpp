@@ -7,9 +7,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,11 +20,19 @@
 #include <tlc/error.hpp>
 
 #include "inter/alarm.hpp"
+#include "inter/mpi_wait.hpp"
 #include "team/wait_policy.hpp"
 
 namespace tlc::detail {
 
-class ProcessFailures {
+struct CallFingerprint;  // team/rendezvous.hpp
+
+// Also the comparison of long waits (docs/reliability.md, "Calls that disagree across
+// processes"): a wait between processes that lasts longer than TLC_SUSPECT_MS is announced to the
+// other processes with the call's number and what the call is, and ended when they show that it
+// cannot complete: another process waits in the same call number for a different call, has left
+// the team before this call, or every process waits and their calls differ.
+class ProcessFailures final : public LongWaits {
  public:
   // `waiter` is the team's: an abort wakes every waiting thread of this process.
   explicit ProcessFailures(Waiter& waiter) : waiter_(waiter) {}
@@ -30,9 +40,11 @@ class ProcessFailures {
   // Several processes only (this one is `process` of `processes`): the notes travel on a
   // duplicate of `comm`, tagged with the team's number `nonce` (agreed between the processes).
   // Until then a failure stays in this process.
-  void connect(MPI_Comm comm, int nonce, int process, int processes) {
+  void connect(MPI_Comm comm, int nonce, int process, int processes, double suspect_seconds) {
     process_ = process;
     processes_ = processes;
+    suspect_seconds_ = suspect_seconds;
+    peers_.assign(static_cast<std::size_t>(processes), Peer{});
     alarm_ = std::make_unique<ProcessAlarm>(comm, nonce);
   }
   bool connected() const noexcept { return alarm_ != nullptr; }
@@ -59,9 +71,23 @@ class ProcessFailures {
   }
   // The number of the current thread's latest call across processes (set at its begin step):
   // notes about later calls are kept until this process gets there.
-  static void entering_call(std::uint64_t k) noexcept { current_call_ = k; }
+  // f: the call's fingerprint (alive during the call), what a long wait says the call is.
+  static void entering_call(std::uint64_t k, const CallFingerprint* f) noexcept {
+    current_call_ = k;
+    current_fingerprint_ = f;
+  }
   // Reads the other processes' notes (the MPI waits call it while they poll).
   void listen();
+
+  // LongWaits, for the waits of this team's blocking calls between processes.
+  void began() override;
+  void compare() override;
+  void ended() noexcept override;
+
+  // The team is being destroyed after `calls` calls: tells the other processes (a process
+  // waiting in a later call learns it can never complete) and waits a short while for their
+  // last notes, so that none arrives after the communicator is freed.
+  void leave(std::uint64_t calls);
 
  private:
   Waiter& waiter_;
@@ -77,6 +103,26 @@ class ProcessFailures {
   std::atomic<bool> told_broken_{false};         // the others know this team is gone
   static thread_local bool failure_agreed_;
   static thread_local std::uint64_t current_call_;
+  static thread_local const CallFingerprint* current_fingerprint_;
+
+  // What this process has heard of each other process's long waits, and whether it has left.
+  struct Peer {
+    enum class State { running, waiting, gone } state = State::running;
+    std::uint64_t call = 0;  // waiting: the call it waits in; gone: the calls it made
+    std::string what;        // waiting: the call it makes there
+    bool said_last = false;  // its last note (gone, or the team broken) has arrived
+  };
+  double suspect_seconds_ = 0;
+  std::vector<Peer> peers_;           // guarded by mutex_
+  int long_waiters_ = 0;              // threads of this process in a long wait
+  std::uint64_t announced_call_ = 0;  // the call of this process's waiting note; 0: none
+  std::string announced_what_;        // what that note said the call is
+  std::optional<std::chrono::steady_clock::time_point> all_waiting_since_;
+  std::atomic<std::uint64_t> first_gone_{~std::uint64_t{0}};  // fewest calls of a process gone
+
+  // With mutex_ held: why this process's long wait in call k cannot complete, if it cannot.
+  std::string long_wait_mismatch(std::uint64_t k, const std::string& what);
+  void abort_if_waiting_for_gone();
 
   bool aborted() const noexcept { return waiter_.aborted(); }
   void attend();

@@ -119,8 +119,8 @@ Rendezvous::CallView Rendezvous::begin_call(int me, CallDescriptor d, bool carry
   ThreadSlot& s = slot(me);
   await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
-  ProcessFailures::entering_call(k);
   const int parity = static_cast<int>(k & 1);
+  ProcessFailures::entering_call(k, &s.begun[parity].fingerprint);
   // The slot of this parity was last read during call k-2, and every reader finished that
   // before beginning call k-1, which this thread has waited for.
   if (carry && d.invalid.empty() && d.contribution_bytes <= carry_capacity) {
@@ -139,8 +139,8 @@ void Rendezvous::fail_inline(int me, const CallFingerprint& f, const std::string
   ThreadSlot& s = slot(me);
   await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
-  ProcessFailures::entering_call(k);
   const int parity = static_cast<int>(k & 1);
+  ProcessFailures::entering_call(k, &s.begun[parity].fingerprint);
   s.begun[parity].fingerprint = f;
   s.published[parity].invalid = why;
   begin_step(s, k);  // throws: this thread's fingerprint is invalid
@@ -153,10 +153,10 @@ int Rendezvous::begin_arrival_call(int me, CallDescriptor d) {
   ThreadSlot& s = slot(me);
   await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
-  ProcessFailures::entering_call(k);
   ++s.arrival_calls;
   s.last_arrival_call = k;
   const int parity = static_cast<int>(k & 1);
+  ProcessFailures::entering_call(k, &s.begun[parity].fingerprint);
   // Both were last read in call k-2 or earlier, which is complete: a call led by arrival waits
   // for the previous one, and a static call's readers finish before its next call begins.
   s.begun[parity].fingerprint = fingerprint_of(d.call, d.count, !d.invalid.empty());

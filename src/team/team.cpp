@@ -185,7 +185,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
       switch_comm_ = std::make_unique<ProcessComm>(comm_->get());
       switch_comm_->set_polite(oversubscribed);
     }
-    failures_.connect(comm_->get(), agreed[11], process(), processes());
+    failures_.connect(comm_->get(), agreed[11], process(), processes(), config.suspect_seconds);
   }
   // From here on a wait inside MPI ends when the team aborts, another process says it failed,
   // or TLC_TIMEOUT expires.
@@ -195,12 +195,18 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   watch.why = [this] { return rendezvous_.waiter().abort_reason(); };
   if (failures_.connected()) watch.listen = [this] { failures_.listen(); };
   watch.abort_job_on_timeout = config.timeout_aborts_job;
-  comm_->set_watch(watch);
-  for (auto& lane : lanes_) lane->set_watch(watch);
-  if (exchange_comm_) exchange_comm_->set_watch(watch);
   if (posted_comm_) posted_comm_->set_watch(watch);
   if (posted_check_comm_) posted_check_comm_->set_watch(watch);
   if (switch_comm_) switch_comm_->set_watch(watch);
+  // The waits of blocking calls are also compared with the other processes' once they last
+  // (the waits of nonblocking calls are not: docs/reliability.md).
+  if (failures_.connected() && config.suspect_seconds > 0) {
+    watch.long_waits = &failures_;
+    watch.suspect_seconds = config.suspect_seconds;
+  }
+  comm_->set_watch(watch);
+  for (auto& lane : lanes_) lane->set_watch(watch);
+  if (exchange_comm_) exchange_comm_->set_watch(watch);
   leader_switch_.prepare(threads_, switch_comm_.get(), config.plan.verbose && comm_->rank() == 0);
   rendezvous_.prepare(roster_, failures_, arrival_);
   arrival_.prepare(threads_);
@@ -217,18 +223,23 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
 TeamImpl::~TeamImpl() {
   posted_.stop_progress_thread();  // it tests MPI requests of the communicators freed below
   alive_->store(false, std::memory_order_release);
-  // TLC_STATS=1: every process's table on process 0. A collective over the processes, like the
-  // communicators' release below it; skipped once the team has failed, when the others may not
-  // be here to take part.
-  if (!stats_report_ || aborted()) return;
   int finalized = 1;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  try {
-    report_stats();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tlc: the stats report failed: %s\n", e.what());
+  // TLC_STATS=1: every process's table on process 0. A collective over the processes, like the
+  // communicators' release below it; skipped once the team has failed, when the others may not
+  // be here to take part.
+  if (stats_report_ && !aborted()) {
+    try {
+      report_stats();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tlc: the stats report failed: %s\n", e.what());
+    }
   }
+  // A process still waiting in a call this one never made learns that it never will.
+  std::uint64_t calls = 0;
+  for (int t = 0; t < threads_; ++t) calls = std::max(calls, slot(t).calls);
+  failures_.leave(calls);
 }
 
 void TeamImpl::abort(const std::string& reason) { failures_.abort(reason); }

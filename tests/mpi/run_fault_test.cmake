@@ -3,10 +3,17 @@
 # its output matches EXPECT.
 # -DMPIEXEC=... -DPROGRAM=... -DSCENARIO=... -DEXPECT=regex -DMAX_SECONDS=n
 # Optional: -DREJECT=regex the output must not match; -DALLOW_SUCCESS=ON accepts exit code 0 (a
-# launcher that ends the job because a process exited reports that process's exit code).
+# launcher that ends the job because a process exited reports that process's exit code);
+# -DSUCCEED=ON requires exit code 0 instead; -DNP=n processes (2); -DARGS="a b" more arguments
+# after the scenario; -DTHREAD_LINES=n: exactly n lines "process P thread T: ..." (every thread
+# of every process said how its call ended).
+if(NOT NP)
+  set(NP 2)
+endif()
+separate_arguments(extra_args UNIX_COMMAND "${ARGS}")
 string(TIMESTAMP start "%s")
 execute_process(
-  COMMAND ${MPIEXEC} -n 2 ${PROGRAM} ${SCENARIO}
+  COMMAND ${MPIEXEC} -n ${NP} ${PROGRAM} ${SCENARIO} ${extra_args}
   RESULT_VARIABLE rc
   OUTPUT_VARIABLE out
   ERROR_VARIABLE err
@@ -17,7 +24,10 @@ message("exit: ${rc}, ${elapsed} s\n--- stdout\n${out}--- stderr\n${err}")
 if(rc MATCHES "timeout")
   message(FATAL_ERROR "${SCENARIO}: the job hung (killed after 120 s)")
 endif()
-if(rc EQUAL 0 AND NOT ALLOW_SUCCESS)
+if(SUCCEED AND NOT rc EQUAL 0)
+  message(FATAL_ERROR "${SCENARIO}: the job failed (exit ${rc}) although nothing was wrong")
+endif()
+if(rc EQUAL 0 AND NOT ALLOW_SUCCESS AND NOT SUCCEED)
   message(FATAL_ERROR "${SCENARIO}: the job succeeded although it failed on purpose")
 endif()
 if(elapsed GREATER MAX_SECONDS)
@@ -28,4 +38,11 @@ if(NOT "${out}${err}" MATCHES "${EXPECT}")
 endif()
 if(DEFINED REJECT AND NOT "${REJECT}" STREQUAL "" AND "${out}${err}" MATCHES "${REJECT}")
   message(FATAL_ERROR "${SCENARIO}: the output matches '${REJECT}'")
+endif()
+if(THREAD_LINES)
+  string(REGEX MATCHALL "process [0-9]+ thread [0-9]+: " lines "${out}")
+  list(LENGTH lines count)
+  if(NOT count EQUAL THREAD_LINES)
+    message(FATAL_ERROR "${SCENARIO}: ${count} threads said how their call ended, not ${THREAD_LINES}")
+  endif()
 endif()
