@@ -71,6 +71,11 @@ struct TeamOptions {
   /// of hanging. A process that is only late is waited for (docs/reliability.md). Calls that
   /// complete sooner cost nothing. 0 turns the comparison off; unset: TLC_SUSPECT_MS, else 500.
   std::optional<int> suspect_ms;
+  /// In such a long wait, another process that has not answered for this many seconds is
+  /// silent (stopped, or hung where tlc's watch thread cannot run), and the wait ends with an
+  /// error; a process that is alive answers within a fraction of a second, also while it
+  /// computes outside tlc (docs/reliability.md). 0 turns this off; unset: TLC_SILENT, else 30.
+  std::optional<double> silent_seconds;
   /// The machine; unset: Topology::detect().
   std::optional<Topology> topology;
   /// Chunk of the pipelined collectives across processes (bcast, reduce, allreduce, scan,

@@ -36,19 +36,38 @@ ProcessAlarm::~ProcessAlarm() {
   // A note still in flight has its buffer here: leave both to the job's end (notes are small
   // enough to leave at once in practice, and a team that ends normally waits for its last
   // ones, team/process_failures.cpp).
-  int sent = 1;
-  if (!sends_.empty())
-    MPI_Testall(static_cast<int>(sends_.size()), sends_.data(), &sent, MPI_STATUSES_IGNORE);
-  if (!sent) {
-    new std::deque<Wire>(std::move(outbox_));  // deliberately leaked: MPI may still read it
+  if (!drop_sent()) {
+    new std::deque<Outgoing>(std::move(outbox_));  // deliberately leaked: MPI may still read it
     return;
   }
   if (!keep_) MPI_Comm_free(&comm_);
 }
 
+bool ProcessAlarm::drop_sent() {
+  while (!outbox_.empty()) {
+    std::vector<MPI_Request>& requests = outbox_.front().requests;
+    int done = 1;
+    if (!requests.empty())
+      check_mpi(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
+                            MPI_STATUSES_IGNORE),
+                "MPI_Testall (alarm)");
+    if (!done) return false;
+    outbox_.pop_front();
+  }
+  return true;
+}
+
 void ProcessAlarm::send(Kind kind, std::uint64_t call, const std::string& text) {
+  send_to(-1, kind, call, text);
+}
+
+void ProcessAlarm::send_to(int process, Kind kind, std::uint64_t call, const std::string& text) {
   std::lock_guard<std::mutex> guard(send_mutex_);
-  Wire& note = outbox_.emplace_back();
+  auto lock = serialize_mpi();
+  // Heartbeats of long waits keep sending: keep only the notes still in flight.
+  drop_sent();
+  Outgoing& out = outbox_.emplace_back();
+  Wire& note = out.wire;
   note.team = team_;
   note.kind = static_cast<std::int32_t>(kind);
   note.process = rank_;
@@ -56,23 +75,18 @@ void ProcessAlarm::send(Kind kind, std::uint64_t call, const std::string& text) 
   const std::size_t length = std::min(text.size(), text_capacity - 1);
   std::memcpy(note.text, text.data(), length);
   note.text[length] = '\0';
-  auto lock = serialize_mpi();
   for (int p = 0; p < size_; ++p) {
-    if (p == rank_) continue;
+    if (p == rank_ || (process >= 0 && p != process)) continue;
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Isend(&note, sizeof(Wire), MPI_BYTE, p, 0, comm_, &request), "MPI_Isend (alarm)");
-    sends_.push_back(request);
+    out.requests.push_back(request);
   }
 }
 
 bool ProcessAlarm::sent() {
   std::lock_guard<std::mutex> guard(send_mutex_);
-  if (sends_.empty()) return true;
-  int done = 0;
   auto lock = serialize_mpi();
-  check_mpi(MPI_Testall(static_cast<int>(sends_.size()), sends_.data(), &done, MPI_STATUSES_IGNORE),
-            "MPI_Testall (alarm)");
-  return done != 0;
+  return drop_sent();
 }
 
 std::optional<ProcessAlarm::Note> ProcessAlarm::receive() {

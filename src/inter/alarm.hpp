@@ -36,6 +36,9 @@ class ProcessAlarm {
     resumed = 4,
     // The sender destroyed its team after `call` calls: it makes no later one. Its last note.
     gone = 5,
+    // The answer to a `waiting` note: the sender is alive and has begun `call` calls (sent by
+    // the process's watch thread, team/watchman.hpp, also while no thread is inside tlc).
+    alive = 6,
   };
   struct Note {
     Kind kind;
@@ -53,6 +56,8 @@ class ProcessAlarm {
 
   // Sends a note to every other process (non-blocking; the note's text is cut to fit).
   void send(Kind kind, std::uint64_t call, const std::string& text);
+  // The same to one process only.
+  void send_to(int process, Kind kind, std::uint64_t call, const std::string& text);
   // The next note that has arrived, if any. One thread reads at a time; a thread that finds
   // another reading gets nothing (that one passes the note on).
   std::optional<Note> receive();
@@ -79,9 +84,15 @@ class ProcessAlarm {
   std::mutex receive_mutex_;
   Wire inbox_{};
   MPI_Request inbox_request_ = MPI_REQUEST_NULL;
+  struct Outgoing {
+    Wire wire;
+    std::vector<MPI_Request> requests;  // one per process it goes to
+  };
   std::mutex send_mutex_;
-  std::deque<Wire> outbox_;  // stable addresses while the sends are in flight
-  std::vector<MPI_Request> sends_;
+  std::deque<Outgoing> outbox_;  // stable addresses while the sends are in flight
+  // With send_mutex_ and the MPI lock held: forgets the notes that have left, oldest first;
+  // whether all have.
+  bool drop_sent();
   bool keep_ = false;
   void post_receive();
 };

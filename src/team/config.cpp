@@ -164,6 +164,12 @@ Config Config::read(const TeamOptions& o) {
                 "tlc: TeamOptions::suspect_ms / TLC_SUSPECT_MS = " + std::to_string(suspect_ms) +
                     " is outside 0 (off) to 3600000 milliseconds");
   c.suspect_seconds = static_cast<double>(suspect_ms) / 1000;
+  c.silent_seconds =
+      o.silent_seconds ? *o.silent_seconds : env_seconds("TLC_SILENT").value_or(c.silent_seconds);
+  if (!(c.silent_seconds >= 0))
+    throw Error(Errc::invalid_argument,
+                "tlc: TeamOptions::silent_seconds = " + std::to_string(c.silent_seconds) +
+                    " is negative (0 turns silence off)");
   c.timeout_aborts_job = either(o.timeout_action, "TeamOptions::timeout_action",
                                 "TLC_TIMEOUT_ACTION", "error", "abort");
   c.pipeline_chunk_asked = pipeline_chunk(o);

@@ -22,6 +22,7 @@ struct Config {
   int region_threads = 0;                // TeamOptions::region_threads
   double timeout_seconds = 0;            // TLC_TIMEOUT; 0: wait forever
   double suspect_seconds = 0.5;          // TLC_SUSPECT_MS; 0: long waits not compared
+  double silent_seconds = 30;            // TLC_SILENT; 0: no process is ever silent
   bool timeout_aborts_job = false;       // TLC_TIMEOUT_ACTION=abort: MPI_Abort instead of Error
   std::size_t pipeline_chunk_asked = 0;  // TLC_PIPELINE_CHUNK; 0: not asked for
   bool stats = false;                    // TeamOptions::stats, else TLC_STATS

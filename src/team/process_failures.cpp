@@ -97,11 +97,15 @@ void ProcessFailures::abort_if_reached_early_note() {
 void ProcessFailures::hear(const ProcessAlarm::Note& note) {
   std::lock_guard<std::mutex> lock(mutex_);
   Peer& peer = peers_[static_cast<std::size_t>(note.process)];
+  peer.heard = Clock::now();
   switch (note.kind) {
     case ProcessAlarm::Kind::waiting:
       peer.state = Peer::State::waiting;
       peer.call = note.call;
       peer.what = note.text;
+      peer.answer_due = true;
+      return;
+    case ProcessAlarm::Kind::alive:
       return;
     case ProcessAlarm::Kind::resumed:
       if (peer.state == Peer::State::waiting) peer.state = Peer::State::running;
@@ -143,7 +147,6 @@ void ProcessFailures::hear(const ProcessAlarm::Note& note) {
 }
 
 void ProcessFailures::attend() {
-  using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   const double limit = waiter_.tuning().timeout_seconds;
   for (int attempt = 0; !aborted(); ++attempt) {
@@ -188,6 +191,7 @@ void ProcessFailures::began() {
   if (announced_call_ == current_call_ || aborted()) return;  // told by another thread
   announced_call_ = current_call_;
   announced_what_ = describe(current_fingerprint_);
+  announced_at_ = asked_at_ = Clock::now();
   alarm_->send(ProcessAlarm::Kind::waiting, announced_call_, announced_what_);
 }
 
@@ -212,10 +216,20 @@ std::string ProcessFailures::long_wait_mismatch(std::uint64_t k, const std::stri
   // sent). A process that is running (late) may still come, and is waited for.
   bool nobody_moves = true, all_in_this_call = true;
   std::string everyone = here;
+  const auto now = Clock::now();
   for (std::size_t p = 0; p < peers_.size(); ++p) {
     if (static_cast<int>(p) == process_) continue;
     const Peer& peer = peers_[p];
     const std::string there = "process " + std::to_string(p);
+    // Every process that is alive answers a waiting note (its watch thread, or its own waiting
+    // notes): one that has said nothing since is stopped, or hung where its watch cannot run.
+    const double quiet =
+        std::chrono::duration<double>(now - std::max(peer.heard, announced_at_)).count();
+    if (peer.state != Peer::State::gone && silent_seconds_ > 0 && quiet > silent_seconds_)
+      return there + " is silent: it has not answered for " +
+             std::to_string(static_cast<long>(quiet)) +
+             " s (TLC_SILENT=" + std::to_string(static_cast<long>(silent_seconds_)) + ") while " +
+             here + " (stopped, or hung where its watch thread cannot run)";
     if (peer.state == Peer::State::running) {
       nobody_moves = false;
       continue;
@@ -240,7 +254,6 @@ std::string ProcessFailures::long_wait_mismatch(std::uint64_t k, const std::stri
     all_waiting_since_.reset();
     return {};
   }
-  const auto now = std::chrono::steady_clock::now();
   if (!all_waiting_since_) all_waiting_since_ = now;
   if (std::chrono::duration<double>(now - *all_waiting_since_).count() < suspect_seconds_)
     return {};
@@ -254,10 +267,28 @@ void ProcessFailures::compare() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (aborted() || announced_call_ == 0) return;
     why = long_wait_mismatch(current_call_, announced_what_);
+    // Asks again now and then: the answers say who is still alive.
+    const double ask_every = std::max(suspect_seconds_, silent_seconds_ / 4);
+    if (why.empty() &&
+        std::chrono::duration<double>(Clock::now() - asked_at_).count() > ask_every) {
+      asked_at_ = Clock::now();
+      alarm_->send(ProcessAlarm::Kind::waiting, announced_call_, announced_what_);
+    }
   }
   if (why.empty()) return;
   abort("tlc: " + why + " (found after a wait of more than TLC_SUSPECT_MS=" +
         std::to_string(static_cast<long>(suspect_seconds_ * 1000 + 0.5)) + " ms)");
+}
+
+void ProcessFailures::tend() {
+  while (std::optional<ProcessAlarm::Note> note = alarm_->receive()) hear(*note);
+  std::vector<int> asking;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t p = 0; p < peers_.size(); ++p)
+      if (std::exchange(peers_[p].answer_due, false)) asking.push_back(static_cast<int>(p));
+  }
+  for (const int p : asking) alarm_->send_to(p, ProcessAlarm::Kind::alive, 0, {});
 }
 
 void ProcessFailures::leave(std::uint64_t calls) {
@@ -284,7 +315,6 @@ void ProcessFailures::leave(std::uint64_t calls) {
       if (static_cast<int>(p) != process_ && !peers_[p].said_last) return false;
     return true;
   };
-  using Clock = std::chrono::steady_clock;
   const auto deadline =
       Clock::now() + std::chrono::duration<double>(std::max(1.0, suspect_seconds_));
   for (int attempt = 0;; ++attempt) {

@@ -40,10 +40,13 @@ class ProcessFailures final : public LongWaits {
   // Several processes only (this one is `process` of `processes`): the notes travel on a
   // duplicate of `comm`, tagged with the team's number `nonce` (agreed between the processes).
   // Until then a failure stays in this process.
-  void connect(MPI_Comm comm, int nonce, int process, int processes, double suspect_seconds) {
+  // suspect_seconds: TLC_SUSPECT_MS; silent_seconds: TLC_SILENT (0: never silent).
+  void connect(MPI_Comm comm, int nonce, int process, int processes, double suspect_seconds,
+               double silent_seconds) {
     process_ = process;
     processes_ = processes;
     suspect_seconds_ = suspect_seconds;
+    silent_seconds_ = silent_seconds;
     peers_.assign(static_cast<std::size_t>(processes), Peer{});
     alarm_ = std::make_unique<ProcessAlarm>(comm, nonce);
   }
@@ -84,6 +87,10 @@ class ProcessFailures final : public LongWaits {
   void compare() override;
   void ended() noexcept override;
 
+  // The watch thread's round (team/watchman.hpp): reads the notes and answers the other
+  // processes' long waits (an `alive` note), also while no thread of this process is in tlc.
+  void tend();
+
   // The team is being destroyed after `calls` calls: tells the other processes (a process
   // waiting in a later call learns it can never complete) and waits a short while for their
   // last notes, so that none arrives after the communicator is freed.
@@ -106,18 +113,24 @@ class ProcessFailures final : public LongWaits {
   static thread_local const CallFingerprint* current_fingerprint_;
 
   // What this process has heard of each other process's long waits, and whether it has left.
+  using Clock = std::chrono::steady_clock;
   struct Peer {
     enum class State { running, waiting, gone } state = State::running;
-    std::uint64_t call = 0;  // waiting: the call it waits in; gone: the calls it made
-    std::string what;        // waiting: the call it makes there
-    bool said_last = false;  // its last note (gone, or the team broken) has arrived
+    std::uint64_t call = 0;     // waiting: the call it waits in; gone: the calls it made
+    std::string what;           // waiting: the call it makes there
+    bool said_last = false;     // its last note (gone, or the team broken) has arrived
+    bool answer_due = false;    // it waits long: the watch thread answers that this one is alive
+    Clock::time_point heard{};  // its latest note
   };
   double suspect_seconds_ = 0;
+  double silent_seconds_ = 0;
+  Clock::time_point announced_at_{};  // when this process's long wait began
+  Clock::time_point asked_at_{};      // its latest waiting note (they are repeated)
   std::vector<Peer> peers_;           // guarded by mutex_
   int long_waiters_ = 0;              // threads of this process in a long wait
   std::uint64_t announced_call_ = 0;  // the call of this process's waiting note; 0: none
   std::string announced_what_;        // what that note said the call is
-  std::optional<std::chrono::steady_clock::time_point> all_waiting_since_;
+  std::optional<Clock::time_point> all_waiting_since_;
   std::atomic<std::uint64_t> first_gone_{~std::uint64_t{0}};  // fewest calls of a process gone
 
   // With mutex_ held: why this process's long wait in call k cannot complete, if it cannot.

@@ -18,6 +18,7 @@
 #include "select/tuning.hpp"
 #include "team/config.hpp"
 #include "team/team_impl.hpp"
+#include "team/watchman.hpp"
 
 namespace tlc::detail {
 
@@ -185,7 +186,8 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
       switch_comm_ = std::make_unique<ProcessComm>(comm_->get());
       switch_comm_->set_polite(oversubscribed);
     }
-    failures_.connect(comm_->get(), agreed[11], process(), processes(), config.suspect_seconds);
+    failures_.connect(comm_->get(), agreed[11], process(), processes(), config.suspect_seconds,
+                      config.silent_seconds);
   }
   // From here on a wait inside MPI ends when the team aborts, another process says it failed,
   // or TLC_TIMEOUT expires.
@@ -218,11 +220,14 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   if (serialized && comm_->rank() == 0)
     std::fprintf(stderr,
                  "tlc: MPI provides MPI_THREAD_SERIALIZED only; tlc serialises its MPI calls\n");
+  // Last: nothing after it may throw, since the destructor withdraws only a whole team.
+  if (failures_.connected()) Watchman::enroll(failures_);
 }
 
 TeamImpl::~TeamImpl() {
   posted_.stop_progress_thread();  // it tests MPI requests of the communicators freed below
   alive_->store(false, std::memory_order_release);
+  if (failures_.connected()) Watchman::withdraw(failures_);
   int finalized = 1;
   MPI_Finalized(&finalized);
   if (finalized) return;

@@ -24,6 +24,9 @@
 //                  stuck in a driver, stopped by a debugger), which the launcher does not notice.
 //                  With TLC_TIMEOUT process 0's leader gives up at the deadline and the job ends
 //                  with MPI_Abort, which also ends the stopped process.
+//   peer-stopped-untimed   as peer-stopped with no time-out: process 0's long wait finds
+//                  process 1 silent (its watch thread, stopped too, does not answer) after
+//                  TLC_SILENT seconds.
 //   peer-bad-argument   2 threads each, no time-out. Process 1's thread 1 passes a receive
 //                  buffer of the wrong size to an allreduce. Process 1's threads get the error
 //                  before any data moves and tell process 0, whose leader waits inside MPI: it
@@ -175,7 +178,8 @@ int run(const std::string& scenario) {
             _exit(0);
           }
           me.allreduce(std::span<const double>(send), std::span<double>(recv));
-        } else if (scenario == "peer-killed" || scenario == "peer-stopped") {
+        } else if (scenario == "peer-killed" || scenario == "peer-stopped" ||
+                   scenario == "peer-stopped-untimed") {
           const int mine = me.process();
           const bool kill = scenario == "peer-killed";
           me.allreduce(std::span<const double>(send), std::span<double>(recv),
@@ -225,7 +229,7 @@ int main(int argc, char** argv) {
         "usage: %s peer-throws|peer-absent|local-throw|peer-exits|peer-killed|peer-stopped|"
         "peer-bad-argument|peer-disagrees|peer-bad-argument-dynamic|peer-disagrees-fragments|"
         "lower-bad-argument-scan|threads-disagree-plans|"
-        "peer-throws-untimed|"
+        "peer-throws-untimed|peer-stopped-untimed|"
         "root-went-ahead|nonblocking-peer-bad-argument|nonblocking-peer-throws\n",
         argv[0]);
     return 2;
