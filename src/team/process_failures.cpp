@@ -201,6 +201,18 @@ void ProcessFailures::ended() noexcept {
   const std::uint64_t call = std::exchange(announced_call_, 0);
   all_waiting_since_.reset();
   if (aborted()) return;
+  if (verbose_) {
+    // Who it waited for: the processes that had not reached the call (running, late).
+    std::string late;
+    for (std::size_t p = 0; p < peers_.size(); ++p)
+      if (static_cast<int>(p) != process_ && peers_[p].state == Peer::State::running)
+        late += (late.empty() ? " for process " : ", ") + std::to_string(p);
+    const double waited =
+        suspect_seconds_ + std::chrono::duration<double>(Clock::now() - announced_at_).count();
+    std::fprintf(stderr, "tlc: process %d waited %.1f s in call %llu of a team (%s)%s\n", process_,
+                 waited, static_cast<unsigned long long>(call), announced_what_.c_str(),
+                 late.c_str());
+  }
   try {
     alarm_->send(ProcessAlarm::Kind::resumed, call, {});
   } catch (const std::exception& e) {

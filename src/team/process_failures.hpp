@@ -40,13 +40,15 @@ class ProcessFailures final : public LongWaits {
   // Several processes only (this one is `process` of `processes`): the notes travel on a
   // duplicate of `comm`, tagged with the team's number `nonce` (agreed between the processes).
   // Until then a failure stays in this process.
-  // suspect_seconds: TLC_SUSPECT_MS; silent_seconds: TLC_SILENT (0: never silent).
+  // suspect_seconds: TLC_SUSPECT_MS; silent_seconds: TLC_SILENT (0: never silent); verbose
+  // (TLC_VERBOSE): each long wait that ends says on stderr how long it lasted and for whom.
   void connect(MPI_Comm comm, int nonce, int process, int processes, double suspect_seconds,
-               double silent_seconds) {
+               double silent_seconds, bool verbose) {
     process_ = process;
     processes_ = processes;
     suspect_seconds_ = suspect_seconds;
     silent_seconds_ = silent_seconds;
+    verbose_ = verbose;
     peers_.assign(static_cast<std::size_t>(processes), Peer{});
     alarm_ = std::make_unique<ProcessAlarm>(comm, nonce);
   }
@@ -124,6 +126,7 @@ class ProcessFailures final : public LongWaits {
   };
   double suspect_seconds_ = 0;
   double silent_seconds_ = 0;
+  bool verbose_ = false;
   Clock::time_point announced_at_{};  // when this process's long wait began
   Clock::time_point asked_at_{};      // its latest waiting note (they are repeated)
   std::vector<Peer> peers_;           // guarded by mutex_

@@ -187,7 +187,7 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
       switch_comm_->set_polite(oversubscribed);
     }
     failures_.connect(comm_->get(), agreed[11], process(), processes(), config.suspect_seconds,
-                      config.silent_seconds);
+                      config.silent_seconds, config.plan.verbose);
   }
   // From here on a wait inside MPI ends when the team aborts, another process says it failed,
   // or TLC_TIMEOUT expires.
