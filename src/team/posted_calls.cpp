@@ -188,6 +188,7 @@ void PostedCalls::pack_and_post(TeamImpl& team, int me, const std::shared_ptr<Po
       return advance_order(team, sequence, {});
     }
     call->round = round;
+    call->pack_sequence = sequence;  // also what a long wait for this round is called
     for (int t = 0; t < team.threads(); ++t)
       if (const std::string& why = call->entries[static_cast<std::size_t>(t)].invalid; !why.empty())
         throw Error(Errc::invalid_argument, "tlc: " + team.who(t) + ": " + why);
@@ -197,7 +198,6 @@ void PostedCalls::pack_and_post(TeamImpl& team, int me, const std::shared_ptr<Po
   }
   if (failure || tasks == 0) return advance_order(team, sequence, Packed{call, round, failure});
   call->pack_tasks = tasks;
-  call->pack_sequence = sequence;
   call->pack_failure = nullptr;
   call->claimed_tasks.store(0, std::memory_order_relaxed);
   call->done_tasks.store(0, std::memory_order_relaxed);
@@ -505,6 +505,10 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
           });
       continue;
     }
+    // A long wait here is compared with the other processes' as "nonblocking call n".
+    const PostedEntry& mine = call.entries[static_cast<std::size_t>(me)];
+    const CallFingerprint what = fingerprint_of(mine.call, mine.count, false);
+    const ProcessFailures::PostedWait told(call.pack_sequence, &what);
     team.posted_comm().wait_until([&] { return advance(call, round); }, "a nonblocking collective");
   }
 }

@@ -143,7 +143,7 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
   // The pack of the current round, in tasks that threads waiting for the call take too.
   std::atomic<std::uint64_t> packing{0};  // the round whose tasks are handed out
   int pack_tasks = 0;
-  std::uint64_t pack_sequence = 0;
+  std::uint64_t pack_sequence = 0;  // the round's place in the process's order of posted calls
   std::atomic<int> claimed_tasks{0}, done_tasks{0};
   std::mutex pack_failure_mutex;
   std::exception_ptr pack_failure;

@@ -18,6 +18,13 @@ namespace tlc::detail {
 thread_local bool ProcessFailures::failure_agreed_ = false;
 thread_local std::uint64_t ProcessFailures::current_call_ = 0;
 thread_local const CallFingerprint* ProcessFailures::current_fingerprint_ = nullptr;
+thread_local std::uint64_t ProcessFailures::posted_sequence_ = 0;
+thread_local const CallFingerprint* ProcessFailures::posted_fingerprint_ = nullptr;
+
+std::string ProcessFailures::call_name(std::uint64_t k) {
+  return k & posted_bit ? "nonblocking call " + std::to_string(k & ~posted_bit)
+                        : "call " + std::to_string(k);
+}
 
 namespace {
 
@@ -188,9 +195,11 @@ void ProcessFailures::abort_if_waiting_for_gone() {
 void ProcessFailures::began() {
   std::lock_guard<std::mutex> lock(mutex_);
   ++long_waiters_;
-  if (announced_call_ == current_call_ || aborted()) return;  // told by another thread
-  announced_call_ = current_call_;
-  announced_what_ = describe(current_fingerprint_);
+  const bool posted = posted_sequence_ != 0;
+  const std::uint64_t k = posted ? posted_sequence_ | posted_bit : current_call_;
+  if (announced_call_ == k || aborted()) return;  // told by another thread
+  announced_call_ = k;
+  announced_what_ = describe(posted ? posted_fingerprint_ : current_fingerprint_);
   announced_at_ = asked_at_ = Clock::now();
   alarm_->send(ProcessAlarm::Kind::waiting, announced_call_, announced_what_);
 }
@@ -209,9 +218,8 @@ void ProcessFailures::ended() noexcept {
         late += (late.empty() ? " for process " : ", ") + std::to_string(p);
     const double waited =
         suspect_seconds_ + std::chrono::duration<double>(Clock::now() - announced_at_).count();
-    std::fprintf(stderr, "tlc: process %d waited %.1f s in call %llu of a team (%s)%s\n", process_,
-                 waited, static_cast<unsigned long long>(call), announced_what_.c_str(),
-                 late.c_str());
+    std::fprintf(stderr, "tlc: process %d waited %.1f s in %s of a team (%s)%s\n", process_, waited,
+                 call_name(call).c_str(), announced_what_.c_str(), late.c_str());
   }
   try {
     alarm_->send(ProcessAlarm::Kind::resumed, call, {});
@@ -222,8 +230,8 @@ void ProcessFailures::ended() noexcept {
 }
 
 std::string ProcessFailures::long_wait_mismatch(std::uint64_t k, const std::string& what) {
-  const std::string here = "process " + std::to_string(process_) + " waits in call " +
-                           std::to_string(k) + " of the team: " + what;
+  const std::string here =
+      "process " + std::to_string(process_) + " waits in " + call_name(k) + " of the team: " + what;
   // Whether no other process can move: each waits too, or has left the team (all it sends was
   // sent). A process that is running (late) may still come, and is waited for.
   bool nobody_moves = true, all_in_this_call = true;
@@ -253,10 +261,13 @@ std::string ProcessFailures::long_wait_mismatch(std::uint64_t k, const std::stri
       continue;
     }
     if (peer.call == k && peer.what != what)
-      return "the processes disagree about call " + std::to_string(k) + " of the team: " + here +
-             "; " + there + " waits in it for: " + peer.what;
+      return "the processes disagree about " + call_name(k) + " of the team: " + here + "; " +
+             there + " waits in it for: " + peer.what;
+    // Nonblocking calls may be completed in any order: waits for different ones do not show
+    // that nobody can go on.
+    if (peer.call != k && ((peer.call | k) & posted_bit)) nobody_moves = false;
     if (peer.call != k) all_in_this_call = false;
-    everyone += "; " + there + " waits in call " + std::to_string(peer.call) + ": " + peer.what;
+    everyone += "; " + there + " waits in " + call_name(peer.call) + ": " + peer.what;
   }
   // Nobody can go on, and not because every process waits in this very call (a call that is
   // slow inside MPI is not a mismatch). Processes ahead of a late one wait in later calls
@@ -269,7 +280,7 @@ std::string ProcessFailures::long_wait_mismatch(std::uint64_t k, const std::stri
   if (!all_waiting_since_) all_waiting_since_ = now;
   if (std::chrono::duration<double>(now - *all_waiting_since_).count() < suspect_seconds_)
     return {};
-  return "call " + std::to_string(k) +
+  return call_name(k) +
          " of the team can never complete: no process can go on (their calls differ): " + everyone;
 }
 
@@ -278,7 +289,7 @@ void ProcessFailures::compare() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (aborted() || announced_call_ == 0) return;
-    why = long_wait_mismatch(current_call_, announced_what_);
+    why = long_wait_mismatch(announced_call_, announced_what_);
     // Asks again now and then: the answers say who is still alive.
     const double ask_every = std::max(suspect_seconds_, silent_seconds_ / 4);
     if (why.empty() &&

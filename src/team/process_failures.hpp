@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -84,6 +85,26 @@ class ProcessFailures final : public LongWaits {
   // Reads the other processes' notes (the MPI waits call it while they poll).
   void listen();
 
+  // While it lives, the current thread waits for nonblocking call number `sequence` (the place
+  // of the call, or persistent start, in the order of the process's posted calls, the same on
+  // every process), which f describes: a long wait says so instead of the blocking call.
+  class PostedWait {
+   public:
+    PostedWait(std::uint64_t sequence, const CallFingerprint* f) noexcept
+        : sequence_(std::exchange(posted_sequence_, sequence)),
+          fingerprint_(std::exchange(posted_fingerprint_, f)) {}
+    ~PostedWait() {
+      posted_sequence_ = sequence_;
+      posted_fingerprint_ = fingerprint_;
+    }
+    PostedWait(const PostedWait&) = delete;
+    PostedWait& operator=(const PostedWait&) = delete;
+
+   private:
+    std::uint64_t sequence_;
+    const CallFingerprint* fingerprint_;
+  };
+
   // LongWaits, for the waits of this team's blocking calls between processes.
   void began() override;
   void compare() override;
@@ -113,6 +134,11 @@ class ProcessFailures final : public LongWaits {
   static thread_local bool failure_agreed_;
   static thread_local std::uint64_t current_call_;
   static thread_local const CallFingerprint* current_fingerprint_;
+  static thread_local std::uint64_t posted_sequence_;  // 0: not waiting for a posted call
+  static thread_local const CallFingerprint* posted_fingerprint_;
+  // Long waits for posted calls are numbered apart from blocking calls: this bit set.
+  static constexpr std::uint64_t posted_bit = std::uint64_t{1} << 63;
+  static std::string call_name(std::uint64_t k);
 
   // What this process has heard of each other process's long waits, and whether it has left.
   using Clock = std::chrono::steady_clock;

@@ -197,15 +197,15 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   watch.why = [this] { return rendezvous_.waiter().abort_reason(); };
   if (failures_.connected()) watch.listen = [this] { failures_.listen(); };
   watch.abort_job_on_timeout = config.timeout_aborts_job;
-  if (posted_comm_) posted_comm_->set_watch(watch);
   if (posted_check_comm_) posted_check_comm_->set_watch(watch);
   if (switch_comm_) switch_comm_->set_watch(watch);
-  // The waits of blocking calls are also compared with the other processes' once they last
-  // (the waits of nonblocking calls are not: docs/reliability.md).
+  // The waits of calls are also compared with the other processes' once they last (not those
+  // of the leader switch's and TLC_CHECK's own agreements).
   if (failures_.connected() && config.suspect_seconds > 0) {
     watch.long_waits = &failures_;
     watch.suspect_seconds = config.suspect_seconds;
   }
+  if (posted_comm_) posted_comm_->set_watch(watch);
   comm_->set_watch(watch);
   for (auto& lane : lanes_) lane->set_watch(watch);
   if (exchange_comm_) exchange_comm_->set_watch(watch);

@@ -9,6 +9,8 @@
 //   extra-call             it makes a bcast the others do not make, then the allreduce all make
 //   extra-call-then-leave  the others make an allreduce it never makes: it destroys its team
 //                          and waits in MPI_Barrier of MPI_COMM_WORLD
+//   nonblocking            it starts an ibcast the others do not start, then the iallreduce
+//                          all start; each waits for its requests
 //   late                   no mismatch: it sleeps 10 s before the allreduce all make, which
 //                          must complete with the right sum (the job then succeeds)
 // A mismatch must end with an error on every thread of every process (each prints "process P
@@ -68,6 +70,14 @@ int run(const std::string& scenario, int threads) {
             me.allreduce(std::span<const double>(one), std::span<double>(sum));
           } else if (scenario == "extra-call-then-leave") {
             if (!odd) me.allreduce(std::span<const double>(one), std::span<double>(sum));
+          } else if (scenario == "nonblocking") {
+            std::vector<double> data(1024, 1.0);
+            if (odd) {
+              tlc::Request extra = me.ibcast(std::span<double>(data), 0);
+              extra.wait();
+            }
+            tlc::Request r = me.iallreduce(std::span<const double>(one), std::span<double>(sum));
+            r.wait();
           } else if (scenario == "late") {
             if (odd && me.local_index() == 0) std::this_thread::sleep_for(std::chrono::seconds(10));
             me.allreduce(std::span<const double>(one), std::span<double>(sum));
@@ -104,7 +114,7 @@ int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr,
                  "usage: %s allreduce-vs-barrier|allreduce-vs-bcast|allreduce-counts|"
-                 "reduce-roots|extra-call|extra-call-then-leave|late THREADS\n",
+                 "reduce-roots|extra-call|extra-call-then-leave|nonblocking|late THREADS\n",
                  argv[0]);
     return 2;
   }
