@@ -17,6 +17,25 @@ void Rendezvous::prepare(const Roster& roster, ProcessFailures& failures, Arriva
   arrival_ = &arrival;
   threads_ = roster.threads();
   slots_ = std::make_unique<ThreadSlot[]>(static_cast<std::size_t>(threads_));
+  waiter_.set_block_check([this] { abort_if_left_behind(); });
+}
+
+void Rendezvous::abort_if_left_behind() {
+  const auto last_begun = [this](int i) {
+    return std::max(slot(i).begun[0].call.load(std::memory_order_acquire),
+                    slot(i).begun[1].call.load(std::memory_order_acquire));
+  };
+  std::uint64_t newest = 0;
+  for (int i = 0; i < threads_; ++i) newest = std::max(newest, last_begun(i));
+  for (int i = 0; i < threads_; ++i) {
+    if (!slot(i).left.load(std::memory_order_acquire) || last_begun(i) >= newest) continue;
+    if (!aborted())
+      failures_->abort("tlc: " + roster_->who(i) +
+                       " has left the team (its body in Team::run returned) after " +
+                       std::to_string(last_begun(i)) + " calls, while another thread began call " +
+                       std::to_string(newest) + ", which can therefore never complete");
+    return;
+  }
 }
 
 void Rendezvous::arrive(int me, std::uint64_t s) noexcept {

@@ -184,8 +184,14 @@ class Rendezvous {
   // Thread me's body in Team::run returned: waits for its calls end with an error.
   void leave(int me) {
     slot(me).left.store(true, std::memory_order_release);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the fence of a sleeper
+    abort_if_left_behind();
     waiter_.notify();
   }
+  // A thread that has left has begun fewer calls than another thread: that thread's call can
+  // never complete (whatever protocol it runs), so the team aborts naming the one that left.
+  // Run where it costs nothing: when a thread leaves, and before a wait goes to sleep.
+  void abort_if_left_behind();
   // Thread me's run has ended (or a new one begins).
   void rejoin(int me) noexcept { slot(me).left.store(false, std::memory_order_relaxed); }
 

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -44,6 +45,9 @@ class Waiter {
   const WaitTuning& tuning() const noexcept { return tuning_; }
   // Only before any thread waits.
   void set_tuning(WaitTuning tuning) noexcept { tuning_ = tuning; }
+  // Only before any thread waits: called by every wait that goes to sleep, before it sleeps
+  // (the slow path only), to find a wait that can never end and abort instead.
+  void set_block_check(std::function<void()> check) { block_check_ = std::move(check); }
 
   // Waits until ready() is true. Throws TeamAborted once abort() was called (unless
   // OnAbort::keep_waiting: then only ready() ends the wait, for waits that must outlast an
@@ -95,6 +99,7 @@ class Waiter {
       std::atomic<int>& count;
       ~Leave() { count.fetch_sub(1, std::memory_order_relaxed); }
     } leave{sleepers_};
+    if (block_check_) block_check_();  // after the fence: it sees what a notifier stored
     const bool timed = tuning_.timeout_seconds > 0;
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -117,6 +122,7 @@ class Waiter {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::string abort_reason_;
+  std::function<void()> block_check_;
 };
 
 }  // namespace tlc::detail

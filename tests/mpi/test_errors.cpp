@@ -410,6 +410,30 @@ TEST(Errors, CallAfterOtherThreadsLeftIsAnError) {
   EXPECT_THROW(team.run([](tlc::Thread& me) { me.barrier(); }), tlc::TeamAborted);
 }
 
+// The same in a call led by arrival, whose early threads do not wait in a begin step: the
+// waiting thread finds the one that left before it sleeps (hung before, until TLC_TIMEOUT).
+TEST(Errors, CallLedByArrivalAfterOtherThreadsLeftIsAnError) {
+  if (world_size() > 1) GTEST_SKIP() << "one process: the others would see the abort";
+  tlc::TeamOptions o = test_options(3);
+  o.leaders = "dynamic";
+  o.algorithms[tlc::Collective::reduce] = "dynamic";
+  tlc::Team team(MPI_COMM_WORLD, o);
+  std::string error;
+  try {
+    team.run([&](tlc::Thread& me) {
+      std::vector<double> x(4, 1.0), y(4);
+      me.reduce(std::span<const double>(x), std::span<double>(y), 0);  // all three
+      if (me.local_index() != 0) return;
+      me.reduce(std::span<const double>(x), std::span<double>(y), 0);  // the others have left
+    });
+  } catch (const tlc::Error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("has left the team"), std::string::npos) << error;
+  EXPECT_EQ(error.find("TLC_TIMEOUT"), std::string::npos) << error;
+  EXPECT_THROW(team.run([](tlc::Thread& me) { me.barrier(); }), tlc::TeamAborted);
+}
+
 TEST(Errors, TimeoutNamesTheMissingThread) {
   tlc::TeamOptions o = test_options(3);
   o.timeout_seconds = 0.5;
