@@ -176,10 +176,6 @@ void ProcessFailures::attend() {
   }
 }
 
-}  // namespace tlc::detail
-
-namespace tlc::detail {
-
 void ProcessFailures::abort_if_waiting_for_gone() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (aborted()) return;
