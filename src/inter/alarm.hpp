@@ -5,8 +5,10 @@
 // communicator. A process that fails a call before its step between processes (bad arguments,
 // threads that disagree), or whose team aborts, sends a note to every other process. The others
 // read notes while they wait inside MPI (every wait between processes is polled, see
-// inter/mpi_wait.hpp), so a process waiting for one that will never come ends its wait instead
-// of hanging. Reading a note costs one MPI_Test of the posted receive.
+// inter/mpi_wait.hpp), and the process's watch thread reads them a few times a second
+// (team/watchman.hpp), so a process waiting for one that will never come ends its wait instead
+// of hanging. Reading a note costs one MPI_Test of the posted receive. The same notes carry the
+// comparison of long waits (team/process_failures.hpp).
 #pragma once
 
 #include <cstdint>
