@@ -40,8 +40,9 @@ bool check_thread_level() {
                     Environment::thread_level_name(provided) +
                     " but tlc needs at least MPI_THREAD_SERIALIZED (MPI_THREAD_MULTIPLE "
                     "recommended): team threads other than the main thread call MPI");
-  mpi_serialization::required = provided < MPI_THREAD_MULTIPLE;
-  return mpi_serialization::required;
+  const bool required = provided < MPI_THREAD_MULTIPLE;
+  mpi_serialization::required.store(required, std::memory_order_relaxed);
+  return required;
 }
 
 MPI_Comm duplicate_comm(MPI_Comm parent, bool assert_no_wildcards) {

@@ -4,6 +4,7 @@
 // what the MPI library in use can tell about lanes, and how tlc ends the job when it must.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -17,15 +18,17 @@ bool check_thread_level();
 
 namespace mpi_serialization {
 // Set by check_thread_level when MPI provides only MPI_THREAD_SERIALIZED: every MPI call tlc
-// makes then holds the mutex.
-inline bool required = false;
+// makes then holds the mutex. Atomic: every team's construction sets it again (to the same
+// value) while the threads of other teams, and the watch thread, read it.
+inline std::atomic<bool> required{false};
 inline std::mutex mutex;
 }  // namespace mpi_serialization
 
 // The lock to hold around every MPI call tlc makes: the mutex when MPI provides only
 // MPI_THREAD_SERIALIZED, an empty lock otherwise. Inline: the wait loops take it for every test.
 inline std::unique_lock<std::mutex> serialize_mpi() {
-  if (mpi_serialization::required) return std::unique_lock<std::mutex>(mpi_serialization::mutex);
+  if (mpi_serialization::required.load(std::memory_order_relaxed))
+    return std::unique_lock<std::mutex>(mpi_serialization::mutex);
   return {};
 }
 
