@@ -12,6 +12,7 @@
 
 #include <mpi.h>
 
+#include "inter/mpi_policy.hpp"
 #include "team/process_failures.hpp"
 
 namespace tlc::detail {
@@ -29,6 +30,8 @@ struct Watch {
   bool stop = false;
   std::condition_variable wake;
   std::thread thread;
+  bool finalizing = false;  // MPI_Finalize has begun: the thread is not started again
+  bool hooked = false;      // the attribute that stops the thread at MPI_Finalize is set
 };
 
 // Never destroyed: a static's destructor at exit would meet a thread still joinable.
@@ -43,9 +46,6 @@ void keep_watch() {
   while (!w.stop) {
     w.wake.wait_for(lock, watch_period);
     if (w.stop) break;
-    int finalized = 1;
-    MPI_Finalized(&finalized);
-    if (finalized) break;  // a team left alive past MPI_Finalize has nothing left to answer
     for (ProcessFailures* team : w.teams) {
       try {
         team->tend();
@@ -56,6 +56,26 @@ void keep_watch() {
   }
 }
 
+// Stops and joins the thread (with the lifecycle lock held).
+void stop_watch(Watch& w) {
+  {
+    std::lock_guard<std::mutex> lock(w.mutex);
+    w.stop = true;
+  }
+  w.wake.notify_all();
+  if (w.thread.joinable()) w.thread.join();
+}
+
+// MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI still works: the thread
+// must make no MPI call after that, also in a program that finalizes with a team alive.
+int stop_at_finalize(MPI_Comm, int, void*, void*) {
+  Watch& w = watch();
+  std::lock_guard<std::mutex> serial(w.lifecycle);
+  w.finalizing = true;
+  stop_watch(w);
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 void Watchman::enroll(ProcessFailures& team) {
@@ -64,8 +84,15 @@ void Watchman::enroll(ProcessFailures& team) {
   {
     std::lock_guard<std::mutex> lock(w.mutex);
     w.teams.push_back(&team);
-    if (w.thread.joinable()) return;
+    if (w.thread.joinable() || w.finalizing) return;
     w.stop = false;
+  }
+  if (!w.hooked) {
+    int keyval = MPI_KEYVAL_INVALID;
+    auto lock = serialize_mpi();
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, stop_at_finalize, &keyval, nullptr);
+    MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr);
+    w.hooked = true;
   }
   w.thread = std::thread(keep_watch);
 }
@@ -77,10 +104,8 @@ void Watchman::withdraw(ProcessFailures& team) {
     std::lock_guard<std::mutex> lock(w.mutex);  // the thread is not tending it from here on
     std::erase(w.teams, &team);
     if (!w.teams.empty()) return;
-    w.stop = true;
   }
-  w.wake.notify_all();
-  if (w.thread.joinable()) w.thread.join();
+  stop_watch(w);
 }
 
 }  // namespace tlc::detail
