@@ -98,8 +98,12 @@ void MpiWait::poll(Test&& test, const char* what) {
   // usable for the program (a new team).
   constexpr auto grace = std::chrono::milliseconds(100);
   std::optional<Clock::time_point> abort_seen;
-  // A long wait is told when it begins and when it ends (whichever way the loop is left).
+  // A long wait is told when it begins and when it ends (whichever way the loop is left), and
+  // compared with the other processes' a hundred times a second at most (the comparison takes
+  // the team's lock and builds its messages).
   const auto suspect = std::chrono::duration<double>(watch_.suspect_seconds);
+  constexpr auto compare_every = std::chrono::milliseconds(10);
+  Clock::time_point next_compare{};
   struct LongWait {
     LongWaits* waits = nullptr;
     ~LongWait() {
@@ -123,7 +127,10 @@ void MpiWait::poll(Test&& test, const char* what) {
           watch_.long_waits->began();
           long_wait.waits = watch_.long_waits;
         }
-        if (long_wait.waits) long_wait.waits->compare();
+        if (long_wait.waits && Clock::now() >= next_compare) {
+          long_wait.waits->compare();
+          next_compare = Clock::now() + compare_every;
+        }
       }
     }
     if (!abort_seen && watch_.abandoned && watch_.abandoned()) abort_seen = Clock::now();
