@@ -32,7 +32,8 @@ struct CallFingerprint;  // team/rendezvous.hpp
 // processes"): a wait between processes that lasts longer than TLC_SUSPECT_MS is announced to the
 // other processes with the call's number and what the call is, and ended when they show that it
 // cannot complete: another process waits in the same call number for a different call, has left
-// the team before this call, or every process waits and their calls differ.
+// the team before this call, or has not answered for TLC_SILENT seconds, or no process can go on
+// and their calls differ.
 class ProcessFailures final : public LongWaits {
  public:
   // `waiter` is the team's: an abort wakes every waiting thread of this process.
@@ -91,21 +92,22 @@ class ProcessFailures final : public LongWaits {
   class PostedWait {
    public:
     PostedWait(std::uint64_t sequence, const CallFingerprint* f) noexcept
-        : sequence_(std::exchange(posted_sequence_, sequence)),
-          fingerprint_(std::exchange(posted_fingerprint_, f)) {}
+        : outer_sequence_(std::exchange(posted_sequence_, sequence)),
+          outer_fingerprint_(std::exchange(posted_fingerprint_, f)) {}
     ~PostedWait() {
-      posted_sequence_ = sequence_;
-      posted_fingerprint_ = fingerprint_;
+      posted_sequence_ = outer_sequence_;
+      posted_fingerprint_ = outer_fingerprint_;
     }
     PostedWait(const PostedWait&) = delete;
     PostedWait& operator=(const PostedWait&) = delete;
 
    private:
-    std::uint64_t sequence_;
-    const CallFingerprint* fingerprint_;
+    std::uint64_t outer_sequence_;  // restored when this wait ends
+    const CallFingerprint* outer_fingerprint_;
   };
 
-  // LongWaits, for the waits of this team's blocking calls between processes.
+  // LongWaits, for the waits of this team's calls between processes (blocking ones, and the
+  // waits of nonblocking ones inside a PostedWait).
   void began() override;
   void compare() override;
   void ended() noexcept override;
