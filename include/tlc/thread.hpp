@@ -44,6 +44,18 @@ concept Scalar = Element<T> && !std::ranges::range<T>;
 template <class Op, class T>
 concept OpOf = std::is_invocable_r_v<T, const Op&, const T&, const T&>;
 
+/// The colour of a thread that joins no sub-team in Thread::split (as MPI_UNDEFINED for
+/// MPI_Comm_split); the Thread it gets back is no participant (`bool(sub)` is false).
+inline constexpr int undefined = -32766;
+
+/// The shapes the team already has, as colours for Thread::split: the threads of my process
+/// (tlc::by_process), of my NUMA domain in my process (tlc::by_numa), and the threads of every
+/// process that use the same rail as I do (tlc::by_rail).
+enum class SplitType { process, numa, rail };
+inline constexpr SplitType by_process = SplitType::process;  ///< the threads of my process
+inline constexpr SplitType by_numa = SplitType::numa;        ///< my NUMA domain, in my process
+inline constexpr SplitType by_rail = SplitType::rail;        ///< my rail, across processes
+
 template <class Send, class Recv>
 concept SameElements = std::same_as<std::remove_cv_t<std::ranges::range_value_t<Send>>,
                                     std::ranges::range_value_t<Recv>>;
@@ -52,6 +64,9 @@ concept SameElements = std::same_as<std::remove_cv_t<std::ranges::range_value_t<
 /// Every thread of the team calls the same collectives in the same order, as MPI ranks do.
 class TLC_API Thread {
  public:
+  /// No participant (yet): a place to move one into later, as split(tlc::undefined, ...)
+  /// returns.
+  Thread() = default;
   /// Moves the participant (tlc::current_thread() follows it).
   Thread(Thread&& other) noexcept;
   /// Moves the participant (tlc::current_thread() follows it).
@@ -68,6 +83,22 @@ class TLC_API Thread {
   int threads() const noexcept { return threads_; }      ///< threads of this process
   int process() const noexcept { return process_; }      ///< rank of this process
   int processes() const noexcept { return processes_; }  ///< processes of the team
+
+  /// Whether this is a participant: false once moved from, and for the Thread that
+  /// split(tlc::undefined, ...) returns.
+  explicit operator bool() const noexcept { return team_ != nullptr; }
+
+  /// Sub-teams, as MPI_Comm_split does for ranks: collective over every thread of the team, each
+  /// with its own colour and key. The threads with the same colour form one sub-team, ranked by
+  /// key, ties by rank; tlc::undefined joins none. Returns the caller's participant in its
+  /// sub-team: a team of its own with every collective, used in any order consistent per team.
+  /// A team's ranks are process-major, so the keys must keep each process's members
+  /// consecutive (tlc::Error unsupported otherwise). Slow (it makes MPI communicators): split
+  /// once, call often. The sub-team lives until its last participant is destroyed and does not
+  /// need its parent any more. Disagreeing arguments throw tlc::Error on every thread.
+  Thread split(int color, int key = 0);
+  /// The shapes of the team as sub-teams (tlc::by_process, tlc::by_numa, tlc::by_rail).
+  Thread split(SplitType type);
 
   // Every thread of the team calls the same collectives in the same order, as MPI ranks do.
   // Sizes are in elements. A root is a global thread rank. Buffers a rank does not use (the
@@ -736,6 +767,8 @@ class TLC_API Thread {
   friend class Team;
   friend class detail::TeamImpl;
   Thread(detail::TeamImpl* team, int local_index, bool attached);
+  /// A participant of a sub-team, which it owns with the sub-team's other participants.
+  Thread(std::shared_ptr<detail::TeamImpl> sub_team, int local_index);
 
   detail::TeamImpl* team_ = nullptr;  ///< null once moved from
   /// False once the team is destroyed; shared with the team, so that a Thread that outlives its
@@ -752,6 +785,8 @@ class TLC_API Thread {
   int processes_ = 0;
   bool attached_ = false;
   int uncaught_at_attach_ = 0;
+  /// A sub-team's participants own it together (Thread::split); null for a Team's.
+  std::shared_ptr<detail::TeamImpl> sub_team_;
 };
 
 /// The participant the calling OS thread runs as (inside Team::run) or has attached

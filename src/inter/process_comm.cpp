@@ -82,6 +82,21 @@ ProcessComm::~ProcessComm() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
+MPI_Comm ProcessComm::create_group(std::span<const int> processes) const {
+  auto lock = serialize();
+  MPI_Group all = MPI_GROUP_NULL, some = MPI_GROUP_NULL;
+  check_mpi(MPI_Comm_group(comm_, &all), "MPI_Comm_group");
+  const int rc = MPI_Group_incl(all, static_cast<int>(processes.size()), processes.data(), &some);
+  MPI_Group_free(&all);
+  check_mpi(rc, "MPI_Group_incl");
+  MPI_Comm made = MPI_COMM_NULL;
+  // One tag for every group: the common order of the calls keeps them apart.
+  const int created = MPI_Comm_create_group(comm_, some, /*tag=*/0, &made);
+  MPI_Group_free(&some);
+  check_mpi(created, "MPI_Comm_create_group");
+  return made;
+}
+
 std::vector<int> ProcessComm::allgather(int value) {
   std::vector<int> all(static_cast<std::size_t>(size_));
   MPI_Request request = MPI_REQUEST_NULL;

@@ -36,6 +36,11 @@ class ProcessComm {
   int size() const noexcept { return size_; }
   MPI_Comm get() const noexcept { return comm_; }
 
+  // A communicator of the processes listed (ranks of this one, in the new one's rank order),
+  // made by MPI_Comm_create_group: collective over those processes only, so processes that
+  // share several groups must make them in the same order. The caller frees it.
+  MPI_Comm create_group(std::span<const int> processes) const;
+
   std::vector<int> allgather(int value);
   // Every process's `mine` (the same length everywhere), in process order: small data only.
   std::vector<std::int64_t> allgather(std::span<const std::int64_t> mine);

@@ -96,24 +96,35 @@ TeamImpl::TeamImpl(MPI_Comm comm, const TeamOptions& options)
   }
   comm_->agree_or_throw(error, code);
 
-  threads_ = static_cast<int>(placement_.threads.size());
-  if (config.region_threads && config.region_threads != threads_)
+  const int threads = static_cast<int>(placement_.threads.size());
+  if (config.region_threads && config.region_threads != threads)
     std::fprintf(stderr,
                  "tlc: process %d: the team has %d threads but the parallel regions that attach "
                  "have %d (TeamOptions::region_threads, from OpenMP); a region of another size "
                  "cannot attach, so ask for num_threads(team.threads()) (tlc::openmp::parallel "
                  "does) or leave TeamOptions::threads and TLC_THREADS unset\n",
-                 comm_->rank(), threads_, config.region_threads);
+                 comm_->rank(), threads, config.region_threads);
+  // Oversubscription is a property of the machine, not of this process: with TLC_NODE=process
+  // several processes share the cores.
+  const int node_threads = node_comm.sum(threads);
+  const int node_pus =
+      std::max<int>(topology_.pus(), static_cast<int>(std::thread::hardware_concurrency()));
+  const bool oversubscribed = threads > topology_.pus() || node_threads > node_pus;
+  connect(config, oversubscribed, serialized);
+}
+
+// What a team and a sub-team (team/split.cpp) make alike once they have their process
+// communicator (comm_), topology and placement: the roster, the agreements between processes,
+// the communicators of lanes and of the other parts, and the parts themselves.
+void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
+  config_ = config;
+  oversubscribed_ = oversubscribed;
+  serialized_ = serialized;
+  threads_ = static_cast<int>(placement_.threads.size());
   std::vector<int> numa_of_thread;
   for (const auto& t : placement_.threads) numa_of_thread.push_back(t.numa);
   roster_ = Roster(comm_->allgather(threads_), comm_->rank(), numa_of_thread);
 
-  // Oversubscription is a property of the machine, not of this process: with TLC_NODE=process
-  // several processes share the cores.
-  const int node_threads = node_comm.sum(threads_);
-  const int node_pus =
-      std::max<int>(topology_.pus(), static_cast<int>(std::thread::hardware_concurrency()));
-  const bool oversubscribed = threads_ > topology_.pus() || node_threads > node_pus;
   rendezvous_.waiter().set_tuning(
       wait_tuning(config.timeout_seconds, config.timeout_aborts_job, oversubscribed));
   comm_->set_polite(oversubscribed);

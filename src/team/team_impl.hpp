@@ -32,6 +32,7 @@
 #include "intra/sliced_reduce.hpp"
 #include "select/planner.hpp"
 #include "team/arrival_calls.hpp"
+#include "team/config.hpp"
 #include "team/flags.hpp"
 #include "team/leader_switch.hpp"
 #include "team/posted_calls.hpp"
@@ -43,6 +44,8 @@
 #include "team/worker_pool.hpp"
 
 namespace tlc::detail {
+
+struct SplitLayout;  // team/split.cpp
 
 class TeamImpl {
  public:
@@ -137,14 +140,26 @@ class TeamImpl {
   // TLC_STATS=1 or TeamOptions::stats: run_collective then brackets every call with
   // stats_arrive and stats_exit; off, it costs one predictable branch per call.
   Telemetry& telemetry() noexcept { return telemetry_; }
-  void stats_arrive(int me) noexcept {
-    telemetry_.arrive(me, next_call(me));
-  }
+  void stats_arrive(int me) noexcept { telemetry_.arrive(me, next_call(me)); }
   void stats_exit(int me, Collective c) noexcept;
   TeamStats stats() const { return telemetry_.stats(process()); }
 
   // Shared with every Thread of this team; false once the team is destroyed.
   std::shared_ptr<const std::atomic<bool>> alive_token() const { return alive_; }
+
+  // --- Sub-teams (team/split.cpp) ---
+  // A sub-team of parent: its members in this process (parent local indices, in the sub-team's
+  // local order) on group_comm, the communicator of the sub-team's processes (duplicated here;
+  // the caller frees it), with `lanes` lanes (agreed by every process of the sub-team).
+  TeamImpl(const TeamImpl& parent, MPI_Comm group_comm, const std::vector<int>& members, int lanes);
+  // Thread::split: collective over the team; me is the caller's participant of this team.
+  // kind 0 is split(color, key), 1 + SplitType the shapes.
+  static Thread split(Thread& me, int kind, int color, int key);
+  // The colour and key of split(type) for local thread me.
+  std::pair<int, int> shape_colour(int me, SplitType type) const;
+  // A sub-team participant's Thread is destroyed: as a run body that returns (a call it did not
+  // make fails the others at once), and an abort if it unwinds.
+  void leave_sub_team(int local_index, bool unwinding) noexcept;
 
   // --- Threads ---
   void run(const std::function<void(Thread&)>& body);
@@ -154,6 +169,20 @@ class TeamImpl {
 
  private:
   ThreadSlot& slot(int i) noexcept { return rendezvous_.slot(i); }
+  void connect(Config config, bool oversubscribed, bool serialized);
+  // Makes the sub-teams this process hosts (split.cpp), on local thread 0.
+  void build_sub_teams(const SplitLayout& layout);
+
+  // What connect() was given, for the sub-teams of this team.
+  Config config_;
+  bool oversubscribed_ = false;
+  bool serialized_ = false;
+  // The sub-teams the last split made here, one per local thread (null: tlc::undefined), and
+  // each thread's local index in it; or why making them failed.
+  std::vector<std::shared_ptr<TeamImpl>> split_teams_;
+  std::vector<int> split_index_;
+  std::string split_error_;
+  int split_error_code_ = 0;
 
   Roster roster_;
   int threads_ = 1;  // roster_.threads()

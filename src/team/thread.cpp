@@ -34,6 +34,21 @@ Thread::Thread(detail::TeamImpl* team, int local_index, bool attached)
   current = self_;
 }
 
+Thread::Thread(std::shared_ptr<detail::TeamImpl> sub_team, int local_index)
+    : team_(sub_team.get()),
+      alive_(sub_team->alive_token()),
+      self_(std::make_shared<std::atomic<Thread*>>(this)),
+      local_(local_index),
+      rank_(sub_team->global_rank(local_index)),
+      size_(sub_team->size()),
+      threads_(sub_team->threads()),
+      process_(sub_team->process()),
+      processes_(sub_team->processes()),
+      uncaught_at_attach_(std::uncaught_exceptions()),
+      sub_team_(std::move(sub_team)) {
+  // Not made current: current_thread() stays the participant of Team::run or Team::attach.
+}
+
 Thread::Thread(Thread&& other) noexcept
     : team_(other.team_),
       alive_(std::move(other.alive_)),
@@ -45,7 +60,8 @@ Thread::Thread(Thread&& other) noexcept
       process_(other.process_),
       processes_(other.processes_),
       attached_(other.attached_),
-      uncaught_at_attach_(other.uncaught_at_attach_) {
+      uncaught_at_attach_(other.uncaught_at_attach_),
+      sub_team_(std::move(other.sub_team_)) {
   other.team_ = nullptr;
   other.attached_ = false;
   if (self_) self_->store(this, std::memory_order_release);
@@ -65,6 +81,7 @@ Thread& Thread::operator=(Thread&& other) noexcept {
     processes_ = other.processes_;
     attached_ = other.attached_;
     uncaught_at_attach_ = other.uncaught_at_attach_;
+    sub_team_ = std::move(other.sub_team_);
     self_ = std::move(other.self_);
     other.team_ = nullptr;
     other.attached_ = false;
@@ -84,12 +101,21 @@ void Thread::release() noexcept {
   if (attached_ && team_ && alive_->load(std::memory_order_acquire))
     team_->detach(local_, std::uncaught_exceptions() > uncaught_at_attach_);
   attached_ = false;
+  // A sub-team's participant leaves it; the last one here frees it (its destructor is the
+  // team's, collective over its processes like a Team's).
+  if (sub_team_) {
+    sub_team_->leave_sub_team(local_, std::uncaught_exceptions() > uncaught_at_attach_);
+    sub_team_.reset();
+    team_ = nullptr;
+  }
 }
 
 void Thread::throw_unusable() const {
   if (!team_)
     throw Error(Errc::invalid_argument,
-                "tlc: a collective on a moved-from tlc::Thread (use the Thread it was moved to)");
+                "tlc: a collective on a tlc::Thread that is no participant: moved-from (use the "
+                "Thread it was moved to), default-constructed, or returned by "
+                "split(tlc::undefined, ...) (test it with `if (sub)` first)");
   throw Error(Errc::invalid_argument,
               "tlc: a collective on participant " + std::to_string(local_) +
                   " of a team that has been destroyed (a tlc::Thread must not outlive its "
