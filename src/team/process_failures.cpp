@@ -16,8 +16,21 @@
 namespace tlc::detail {
 
 thread_local bool ProcessFailures::failure_agreed_ = false;
-thread_local std::uint64_t ProcessFailures::current_call_ = 0;
-thread_local const CallFingerprint* ProcessFailures::current_fingerprint_ = nullptr;
+thread_local std::array<ProcessFailures::CurrentCall, 4> ProcessFailures::current_calls_{};
+
+std::uint64_t ProcessFailures::next_id() noexcept {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+void ProcessFailures::bring_to_front() noexcept {
+  auto& calls = current_calls_;
+  std::size_t i = 0;
+  while (i < calls.size() && calls[i].team != id_) ++i;
+  const CurrentCall mine = i < calls.size() ? calls[i] : CurrentCall{id_, 0, nullptr};
+  for (std::size_t j = std::min(i, calls.size() - 1); j > 0; --j) calls[j] = calls[j - 1];
+  calls[0] = mine;
+}
 thread_local std::uint64_t ProcessFailures::posted_sequence_ = 0;
 thread_local const CallFingerprint* ProcessFailures::posted_fingerprint_ = nullptr;
 
@@ -82,7 +95,7 @@ void ProcessFailures::call_failed(std::uint64_t k, const Error& e) {
 void ProcessFailures::listen() {
   while (std::optional<ProcessAlarm::Note> note = alarm_->receive()) hear(*note);
   // A process that left the team before this thread's call never makes it.
-  if (current_call_ > first_gone_.load(std::memory_order_acquire)) [[unlikely]]
+  if (current_call() > first_gone_.load(std::memory_order_acquire)) [[unlikely]]
     abort_if_waiting_for_gone();
   if (!attention_.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(mutex_);
@@ -90,9 +103,9 @@ void ProcessFailures::listen() {
 }
 
 void ProcessFailures::abort_if_reached_early_note() {
-  const auto reached =
-      std::find_if(early_notes_.begin(), early_notes_.end(),
-                   [](const ProcessAlarm::Note& n) { return n.call <= current_call_; });
+  const std::uint64_t k = current_call();
+  const auto reached = std::find_if(early_notes_.begin(), early_notes_.end(),
+                                    [k](const ProcessAlarm::Note& n) { return n.call <= k; });
   if (reached == early_notes_.end()) return;
   const ProcessAlarm::Note note = *reached;
   early_notes_.clear();
@@ -139,7 +152,7 @@ void ProcessFailures::hear(const ProcessAlarm::Note& note) {
       return;
     }
     // A process ahead of this one: whether this process fails that call too is not known yet.
-    if (note.call > current_call_) {
+    if (note.call > current_call()) {
       early_notes_.push_back(note);
       update_attention();
       return;
@@ -180,9 +193,9 @@ void ProcessFailures::abort_if_waiting_for_gone() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (aborted()) return;
   for (std::size_t p = 0; p < peers_.size(); ++p)
-    if (peers_[p].state == Peer::State::gone && peers_[p].call < current_call_) {
-      abort("call " + std::to_string(current_call_) + " of the team (" +
-            describe(current_fingerprint_) + ") can never complete: process " + std::to_string(p) +
+    if (peers_[p].state == Peer::State::gone && peers_[p].call < current_call()) {
+      abort("call " + std::to_string(current_call()) + " of the team (" +
+            describe(current().fingerprint) + ") can never complete: process " + std::to_string(p) +
             " destroyed its team after " + std::to_string(peers_[p].call) + " calls");
       return;
     }
@@ -192,10 +205,10 @@ void ProcessFailures::began() {
   std::lock_guard<std::mutex> lock(mutex_);
   ++long_waiters_;
   const bool posted = posted_sequence_ != 0;
-  const std::uint64_t k = posted ? posted_sequence_ | posted_bit : current_call_;
+  const std::uint64_t k = posted ? posted_sequence_ | posted_bit : current_call();
   if (announced_call_ == k || aborted()) return;  // told by another thread
   announced_call_ = k;
-  announced_what_ = describe(posted ? posted_fingerprint_ : current_fingerprint_);
+  announced_what_ = describe(posted ? posted_fingerprint_ : current().fingerprint);
   announced_at_ = asked_at_ = Clock::now();
   alarm_->send(ProcessAlarm::Kind::waiting, announced_call_, announced_what_);
 }

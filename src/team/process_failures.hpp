@@ -6,6 +6,7 @@
 // as they hear of it (inter/alarm.hpp carries the notes).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -79,9 +80,12 @@ class ProcessFailures final : public LongWaits {
   // The number of the current thread's latest call across processes (set at its begin step):
   // notes about later calls are kept until this process gets there.
   // f: the call's fingerprint (alive during the call), what a long wait says the call is.
-  static void entering_call(std::uint64_t k, const CallFingerprint* f) noexcept {
-    current_call_ = k;
-    current_fingerprint_ = f;
+  // Kept per thread and per team: a thread may hold participants of several teams (sub-teams)
+  // and call them in turn.
+  void entering_call(std::uint64_t k, const CallFingerprint* f) noexcept {
+    CurrentCall& c = current();
+    c.call = k;
+    c.fingerprint = f;
   }
   // Reads the other processes' notes (the MPI waits call it while they poll).
   void listen();
@@ -134,8 +138,24 @@ class ProcessFailures final : public LongWaits {
   std::atomic<bool> attention_{false};           // unsettled_ or early notes: see attend()
   std::atomic<bool> told_broken_{false};         // the others know this team is gone
   static thread_local bool failure_agreed_;
-  static thread_local std::uint64_t current_call_;
-  static thread_local const CallFingerprint* current_fingerprint_;
+  // The current thread's latest call in one team (`team`: that team's id_), for the few teams
+  // it used last, the latest first. A team the thread has not called (or that fell out of the
+  // table) is at call 0 for it: it then only hears notes later, as a thread before its first call.
+  struct CurrentCall {
+    std::uint64_t team = 0;
+    std::uint64_t call = 0;
+    const CallFingerprint* fingerprint = nullptr;
+  };
+  static thread_local std::array<CurrentCall, 4> current_calls_;
+  const std::uint64_t id_ = next_id();  // never reused, unlike an address
+  static std::uint64_t next_id() noexcept;
+  CurrentCall& current() noexcept {
+    if (current_calls_[0].team != id_) [[unlikely]]
+      bring_to_front();
+    return current_calls_[0];
+  }
+  void bring_to_front() noexcept;
+  std::uint64_t current_call() noexcept { return current().call; }
   static thread_local std::uint64_t posted_sequence_;  // 0: not waiting for a posted call
   static thread_local const CallFingerprint* posted_fingerprint_;
   // Long waits for posted calls are numbered apart from blocking calls: this bit set.

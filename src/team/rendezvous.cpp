@@ -139,7 +139,7 @@ Rendezvous::CallView Rendezvous::begin_call(int me, CallDescriptor d, bool carry
   await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
   const int parity = static_cast<int>(k & 1);
-  ProcessFailures::entering_call(k, &s.begun[parity].fingerprint);
+  failures_->entering_call(k, &s.begun[parity].fingerprint);
   // The slot of this parity was last read during call k-2, and every reader finished that
   // before beginning call k-1, which this thread has waited for.
   if (carry && d.invalid.empty() && d.contribution_bytes <= carry_capacity) {
@@ -159,7 +159,7 @@ void Rendezvous::fail_inline(int me, const CallFingerprint& f, const std::string
   await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
   const int parity = static_cast<int>(k & 1);
-  ProcessFailures::entering_call(k, &s.begun[parity].fingerprint);
+  failures_->entering_call(k, &s.begun[parity].fingerprint);
   s.begun[parity].fingerprint = f;
   s.published[parity].invalid = why;
   begin_step(s, k);  // throws: this thread's fingerprint is invalid
@@ -175,7 +175,7 @@ int Rendezvous::begin_arrival_call(int me, CallDescriptor d) {
   ++s.arrival_calls;
   s.last_arrival_call = k;
   const int parity = static_cast<int>(k & 1);
-  ProcessFailures::entering_call(k, &s.begun[parity].fingerprint);
+  failures_->entering_call(k, &s.begun[parity].fingerprint);
   // Both were last read in call k-2 or earlier, which is complete: a call led by arrival waits
   // for the previous one, and a static call's readers finish before its next call begins.
   s.begun[parity].fingerprint = fingerprint_of(d.call, d.count, !d.invalid.empty());

@@ -58,6 +58,10 @@
 //                  aborts the team and throws. The program catches the error and calls a
 //                  barrier: every thread gets TeamAborted there (the threads that left the
 //                  reduce early would otherwise wait for the failed call's departures).
+//   subteam-peer-throws   2 threads each, no time-out. The threads split by local index into two
+//                  sub-teams that span both processes; process 1's thread 0 throws while process
+//                  0's thread 0 waits for it in its sub-team's allreduce: the sub-team aborts as
+//                  its participant unwinds, and process 0's thread 0 gets TeamAborted naming it.
 // The other scenarios keep static leaders (their subject is the static plans) unless they force
 // an algorithm led by arrival.
 // Every thread prints what it caught: "process P thread T: <what>".
@@ -192,6 +196,13 @@ int run(const std::string& scenario) {
                          }
                          return a + b;
                        });
+        } else if (scenario == "subteam-peer-throws") {
+          tlc::Thread sub = me.split(me.local_index(), me.rank());
+          if (me.process() == 1 && me.local_index() == 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            throw std::runtime_error("a user error in a sub-team");
+          }
+          sub.allreduce(std::span<const double>(send), std::span<double>(recv));
         } else if (scenario == "local-throw") {
           if (me.process() == 1) {
             std::this_thread::sleep_for(std::chrono::seconds(60));
@@ -230,7 +241,8 @@ int main(int argc, char** argv) {
         "peer-bad-argument|peer-disagrees|peer-bad-argument-dynamic|peer-disagrees-fragments|"
         "lower-bad-argument-scan|threads-disagree-plans|"
         "peer-throws-untimed|peer-stopped-untimed|"
-        "root-went-ahead|nonblocking-peer-bad-argument|nonblocking-peer-throws\n",
+        "root-went-ahead|nonblocking-peer-bad-argument|nonblocking-peer-throws|"
+        "subteam-peer-throws\n",
         argv[0]);
     return 2;
   }

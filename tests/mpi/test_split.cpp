@@ -3,8 +3,8 @@
 // collective on the sub-teams against the sequential references, called alternately with calls on
 // the parent; a 2-D grid of rows and columns; the shapes (by_process, by_numa, by_rail); and the
 // errors: threads that disagree about a split, bad colours, keys that interleave processes, a
-// collective on no participant, a sub-team that outlives its parent, a failure in a sub-team
-// that spans processes.
+// collective on no participant, a sub-team that outlives its parent. (A failure in a sub-team
+// that spans processes ends the job: tlc_fault.subteam-peer-throws, tests/mpi/fault_program.cpp.)
 #include <atomic>
 #include <barrier>
 #include <map>
@@ -81,8 +81,14 @@ void random_split(Rng& rng, const std::vector<int>& threads, int size, std::vect
   const int colours = 1 + static_cast<int>(rng.below(3));
   colour.assign(static_cast<std::size_t>(size), 0);
   key.assign(static_cast<std::size_t>(size), 0);
-  std::vector<int> process_order(threads.size() * static_cast<std::size_t>(colours));
-  for (int& o : process_order) o = static_cast<int>(rng.below(64));
+  // Per colour, a random permutation of the processes (Fisher-Yates).
+  const std::size_t processes = threads.size();
+  std::vector<int> process_order(processes * static_cast<std::size_t>(colours));
+  for (std::size_t c = 0; c < static_cast<std::size_t>(colours); ++c) {
+    int* order = &process_order[c * processes];
+    for (std::size_t p = 0; p < processes; ++p) order[p] = static_cast<int>(p);
+    for (std::size_t p = processes; p > 1; --p) std::swap(order[p - 1], order[rng.below(p)]);
+  }
   for (int r = 0; r < size; ++r) {
     const auto u = static_cast<std::size_t>(r);
     colour[u] = rng.chance(10) ? tlc::undefined : 3 * static_cast<int>(rng.below(colours));
@@ -231,6 +237,45 @@ TEST(Split, GridRowsAndColumns) {
           if (recv[static_cast<std::size_t>(j)] != 1000 * (j * columns + column) + down.rank())
             error += "column alltoall ";
         if (in_row != across.size()) error += "row size ";
+      }
+    });
+    for (std::size_t t = 0; t < errors.size(); ++t)
+      EXPECT_EQ(errors[t], "") << shape.name << ", thread " << t << " of process " << world_rank();
+  }
+}
+
+// The nonblocking and persistent forms on a sub-team, overlapping a call on the parent.
+TEST(Split, NonblockingAndPersistentOnASubTeam) {
+  for (const Shape& shape : shapes()) {
+    tlc::Team team(MPI_COMM_WORLD, test_options(shape.threads_of(world_rank())));
+    const int size = team.size();
+    std::vector<std::string> errors(static_cast<std::size_t>(team.threads()));
+    team.run([&](tlc::Thread& me) {
+      std::string& error = errors[static_cast<std::size_t>(me.local_index())];
+      const int parity = me.rank() % 2;
+      tlc::Thread sub = me.split(parity, me.rank());
+      // The sum over the sub-team of (rank + round) for each element i: ranks of one parity.
+      auto expected = [&](int round, int i) {
+        long s = 0;
+        for (int r = parity; r < size; r += 2) s += r + round + i;
+        return s;
+      };
+      std::vector<long> send(5), recv(5);
+      for (int i = 0; i < 5; ++i) send[static_cast<std::size_t>(i)] = me.rank() + i;
+      tlc::Request request = sub.iallreduce(send, recv);
+      const long total = me.allreduce(1L);  // the parent, while the sub-team's call is in flight
+      request.wait();
+      if (total != size) error += "parent ";
+      for (int i = 0; i < 5; ++i)
+        if (recv[static_cast<std::size_t>(i)] != expected(0, i)) error += "iallreduce ";
+      tlc::Persistent every = sub.allreduce_init(send, recv);
+      for (int round = 1; round <= 3; ++round) {
+        for (int i = 0; i < 5; ++i) send[static_cast<std::size_t>(i)] = me.rank() + round + i;
+        every.start();
+        every.wait();
+        for (int i = 0; i < 5; ++i)
+          if (recv[static_cast<std::size_t>(i)] != expected(round, i))
+            error += "persistent round " + std::to_string(round) + " ";
       }
     });
     for (std::size_t t = 0; t < errors.size(); ++t)
@@ -411,43 +456,6 @@ TEST(Split, SubTeamOutlivesItsParent) {
   for (int t = 0; t < threads; ++t) {
     EXPECT_EQ(errors[static_cast<std::size_t>(t)], "");
     EXPECT_EQ(sums[static_cast<std::size_t>(t)], 10 * n * (n - 1) / 2);
-  }
-}
-
-// A thread of a sub-team spanning every process fails: the sub-team's threads everywhere end
-// with TeamAborted instead of waiting for it.
-TEST(Split, FailureReachesTheSubTeamsOtherProcesses) {
-  tlc::Team team(MPI_COMM_WORLD, test_options(2));
-  std::vector<std::string> seen(2);
-  const int failing = world_size() - 1;
-  try {
-    team.run([&](tlc::Thread& me) {
-      std::string& mine = seen[static_cast<std::size_t>(me.local_index())];
-      try {
-        tlc::Thread all = me.split(0, me.rank());
-        if (me.process() == failing && me.local_index() == 1) {
-          mine = "threw";
-          // Once the others wait in the sub-team's call (a failure earlier would reach them
-          // through the parent instead, which ends their wait alike).
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-          throw std::runtime_error("failing on purpose");
-        }
-        std::vector<double> x(100, 1.0);
-        all.allreduce(x);
-        mine = "no error";
-      } catch (const tlc::TeamAborted&) {
-        mine = "aborted";
-      } catch (const tlc::Error& e) {
-        mine = e.what();
-      }
-    });
-  } catch (...) {
-  }
-  for (int t = 0; t < 2; ++t) {
-    if (world_rank() == failing && t == 1)
-      EXPECT_EQ(seen[static_cast<std::size_t>(t)], "threw");
-    else
-      EXPECT_EQ(seen[static_cast<std::size_t>(t)], "aborted") << "thread " << t;
   }
 }
 
