@@ -201,6 +201,45 @@ TLC_API int tlc_threads(const tlc_participant* me);     /**< threads of this pro
 TLC_API int tlc_process(const tlc_participant* me);     /**< rank of this process */
 TLC_API int tlc_processes(const tlc_participant* me);   /**< processes of the team */
 
+/* ---- sub-teams ------------------------------------------------------------------------------ */
+/* As MPI_Comm_split makes communicators (C++: tlc::Thread::split): collective over every thread
+ * of me's team, each with its own colour and key. The threads with the same colour form one
+ * sub-team, ranked by key, ties by rank (ranks of the sub-team count from 0); TLC_UNDEFINED joins
+ * none. *sub is the caller's participant in its sub-team, a team of its own on which every
+ * collective above (blocking, nonblocking, persistent) and tlc_split itself work; calls on the
+ * sub-team and on its parent may alternate in any order that is the same for every member.
+ * A team's ranks are process-major, so the keys must keep the members of each process
+ * consecutive (TLC_ERR_UNSUPPORTED otherwise). Slow (it makes MPI communicators): split once,
+ * call often. Threads that disagree (another kind of split, a negative colour) fail alike, with
+ * *sub NULL. A NULL sub, or a type that is no TLC_BY_*, fails on the threads that passed it
+ * (TLC_ERR_INVALID_ARGUMENT) while they still join the call, so the others get TLC_ERR_MISMATCH
+ * instead of waiting. tlc_current() is not changed. */
+
+/** The colour of a thread that joins no sub-team in tlc_split (as MPI_UNDEFINED): its *sub is
+ * NULL and the call succeeds. */
+#define TLC_UNDEFINED (-32766)
+
+/** The shapes a team already has, for tlc_split_type. */
+enum {
+  TLC_BY_PROCESS = 1, /**< the threads of my process */
+  TLC_BY_NUMA = 2,    /**< the threads of my NUMA domain, in my process */
+  TLC_BY_RAIL = 3     /**< the threads of every process that use the same network rail as I do */
+};
+
+/** *sub = the caller's participant in the sub-team of its colour (see above), NULL for
+ * TLC_UNDEFINED. Free it with tlc_participant_free. */
+TLC_API tlc_status tlc_split(tlc_participant* me, int color, int key, tlc_participant** sub);
+/** The same with the sub-teams of a shape of the team: TLC_BY_PROCESS, TLC_BY_NUMA or
+ * TLC_BY_RAIL, the same on every thread. */
+TLC_API tlc_status tlc_split_type(tlc_participant* me, int type, tlc_participant** sub);
+/** Releases a participant of a sub-team (*sub becomes NULL; NULL and a NULL *sub are ignored),
+ * on the thread that made it, once its requests are complete or freed. The sub-team itself goes
+ * with its last participant; it does not need its parent, which may be freed (or detached) first.
+ * Every member must free its participant, and before tlc_finalize: the last one of a process
+ * releases the sub-team's MPI resources there, collectively with its other processes, as
+ * tlc_team_free does. A participant of tlc_team_run or tlc_team_attach is refused. */
+TLC_API tlc_status tlc_participant_free(tlc_participant** sub);
+
 /* ---- collectives ----------------------------------------------------------------------------- */
 /* Buffers a rank does not use (recv of a non-root in reduce and gather(v), send of a non-root in
  * scatter(v)) are ignored and may be NULL. Bad arguments fail on every thread of the process

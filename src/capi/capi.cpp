@@ -368,6 +368,10 @@ tlc_status tlc_team_attach_checked(tlc_team* team, int local_index, int region_t
 tlc_status tlc_team_detach(tlc_participant** me) {
   return guarded([&] {
     if (!me || !*me) return;
+    if ((*me)->sub_team)
+      throw Error(Errc::invalid_argument,
+                  "tlc_team_detach: this participant is of a sub-team (tlc_split), it is not "
+                  "attached; tlc_participant_free releases it");
     if (!(*me)->attached)
       throw Error(Errc::invalid_argument,
                   "tlc_team_detach: this participant runs inside tlc_team_run, it is not attached");
@@ -382,7 +386,9 @@ tlc_participant* tlc_current(void) { return capi::current_participant; }
 tlc_status tlc_abort(tlc_participant* me, const char* message) {
   return guarded([&] {
     require(me, "tlc_abort", "me");
-    if (me->attached) throw Error(Errc::invalid_argument, "tlc_abort: only inside tlc_team_run");
+    if (me->attached || me->sub_team)
+      throw Error(Errc::invalid_argument,
+                  "tlc_abort: only with the participant of tlc_team_run's body");
     me->abort_message = message ? message : "tlc_abort";
   });
 }
@@ -408,6 +414,83 @@ int tlc_process(const tlc_participant* me) {
 int tlc_processes(const tlc_participant* me) {
   return capi::fact(me, "tlc_processes",
                     [](const tlc_participant& p) { return p.thread->processes(); });
+}
+
+}  // extern "C"
+
+// ---- sub-teams (tlc_split) ----
+
+static_assert(TLC_UNDEFINED == tlc::undefined);
+
+namespace {
+
+// Both splits: make(thread) is the C++ split of the parent's participant.
+template <class Make>
+tlc_status split(const char* name, tlc_participant* me, tlc_participant** sub, Make make) {
+  if (sub) *sub = nullptr;
+  if (!me) return capi::fail(TLC_ERR_INVALID_ARGUMENT, std::string(name) + ": me is NULL");
+  // Joins the call without splitting, so that the other threads fail instead of waiting.
+  if (!sub) return tlc_reject(me, (std::string(name) + ": sub is NULL").c_str());
+  return guarded([&] {
+    // Made before the split: a failure to allocate afterwards would drop a fresh participant,
+    // which aborts its sub-team.
+    auto participant = std::make_unique<tlc_participant>();
+    Thread thread = make(*me->thread);
+    if (!thread) return;  // TLC_UNDEFINED
+    participant->sub_team.emplace(std::move(thread));
+    participant->thread = &*participant->sub_team;
+    participant->owner = std::this_thread::get_id();
+    *sub = participant.release();
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+tlc_status tlc_split(tlc_participant* me, int color, int key, tlc_participant** sub) {
+  return split("tlc_split", me, sub, [&](Thread& t) { return t.split(color, key); });
+}
+
+tlc_status tlc_split_type(tlc_participant* me, int type, tlc_participant** sub) {
+  SplitType shape = SplitType::process;
+  switch (type) {
+    case TLC_BY_PROCESS:
+      shape = SplitType::process;
+      break;
+    case TLC_BY_NUMA:
+      shape = SplitType::numa;
+      break;
+    case TLC_BY_RAIL:
+      shape = SplitType::rail;
+      break;
+    default:
+      if (sub) *sub = nullptr;
+      if (!me) return capi::fail(TLC_ERR_INVALID_ARGUMENT, "tlc_split_type: me is NULL");
+      return tlc_reject(me, ("tlc_split_type: type " + std::to_string(type) +
+                             " is none of TLC_BY_PROCESS, TLC_BY_NUMA, TLC_BY_RAIL")
+                                .c_str());
+  }
+  return split("tlc_split_type", me, sub, [&](Thread& t) { return t.split(shape); });
+}
+
+tlc_status tlc_participant_free(tlc_participant** sub) {
+  return guarded([&] {
+    if (!sub || !*sub) return;
+    if (!(*sub)->sub_team)
+      throw Error(Errc::invalid_argument,
+                  std::string("tlc_participant_free: this participant is not of a sub-team "
+                              "(tlc_split); ") +
+                      ((*sub)->attached ? "tlc_team_detach ends an attached one"
+                                        : "tlc_team_run's ends when its body returns"));
+    if ((*sub)->owner != std::this_thread::get_id())
+      throw Error(Errc::invalid_argument,
+                  "tlc_participant_free: called on another thread than the one that made the "
+                  "participant (tlc_split); each thread frees its own");
+    // The last participant of the sub-team in this process releases its part of the sub-team.
+    delete *sub;
+    *sub = nullptr;
+  });
 }
 
 }  // extern "C"

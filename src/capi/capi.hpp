@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -16,14 +17,18 @@ struct tlc_team {
 };
 
 struct tlc_participant {
-  // The participant: the run's Thread, or the attached one owned here.
+  // The participant: the run's Thread, or the attached one or the sub-team's one owned here.
   tlc::Thread* thread = nullptr;
   std::optional<tlc::Thread> attached;
+  // A participant of a sub-team (tlc_split), and the OS thread that made it: only that one may
+  // free it, so that two threads cannot both free the handle of one.
+  std::optional<tlc::Thread> sub_team;
+  std::thread::id owner;
   // Set by tlc_abort: thrown when the body returns, which aborts the team.
   std::optional<std::string> abort_message;
   // The places this thread took in the order of nonblocking calls for calls it rejected
   // (tlc_ireject): completed (their errors dropped) when later calls start, or waited for when
-  // the participant ends. Declared after `attached`, so destroyed before it.
+  // the participant ends. Declared after `attached` and `sub_team`, so destroyed before them.
   std::vector<tlc::Request> rejected;
 };
 

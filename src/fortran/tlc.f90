@@ -39,6 +39,11 @@ module tlc
   integer(c_int), parameter, public :: TLC_SUM = 1, TLC_PROD = 2, TLC_MIN = 3, TLC_MAX = 4, &
     TLC_BAND = 5, TLC_BOR = 6, TLC_BXOR = 7, TLC_LAND = 8, TLC_LOR = 9
 
+  ! Sub-teams (tlc_split): the colour of a thread that joins none (as MPI_UNDEFINED), and the
+  ! shapes of a team for tlc_split_type.
+  integer(c_int), parameter, public :: TLC_UNDEFINED = -32766
+  integer(c_int), parameter, public :: TLC_BY_PROCESS = 1, TLC_BY_NUMA = 2, TLC_BY_RAIL = 3
+
   ! Passed as the send buffer (the receive buffer of tlc_scatter at the root) for the in-place
   ! forms, as MPI_IN_PLACE is.
   integer(c_int), bind(c, name="tlc_fortran_in_place"), public :: TLC_IN_PLACE
@@ -64,6 +69,7 @@ module tlc
   public :: tlc_team_create, tlc_team_free, tlc_team_run, tlc_team_attach, tlc_team_detach
   public :: tlc_team_threads, tlc_team_size, tlc_team_process, tlc_team_processes
   public :: tlc_rank, tlc_size, tlc_local_index, tlc_threads, tlc_process, tlc_processes
+  public :: tlc_split, tlc_split_type, tlc_participant_free, tlc_participant_is_null
   public :: tlc_op_create, tlc_op_free
   public :: tlc_barrier, tlc_bcast, tlc_reduce, tlc_allreduce, tlc_scan, tlc_exscan
   public :: tlc_reduce_scatter_block, tlc_allgather, tlc_gather, tlc_scatter, tlc_alltoall
@@ -158,6 +164,25 @@ module tlc
       type(c_ptr), intent(inout) :: me
       integer(c_int) :: status
     end function c_team_detach
+    function c_split(me, color, key, sub) bind(c, name="tlc_split") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      integer(c_int), value :: color, key
+      type(c_ptr), intent(out) :: sub
+      integer(c_int) :: status
+    end function c_split
+    function c_split_type(me, type, sub) bind(c, name="tlc_split_type") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: me
+      integer(c_int), value :: type
+      type(c_ptr), intent(out) :: sub
+      integer(c_int) :: status
+    end function c_split_type
+    function c_participant_free(sub) bind(c, name="tlc_participant_free") result(status)
+      import :: c_ptr, c_int
+      type(c_ptr), intent(inout) :: sub
+      integer(c_int) :: status
+    end function c_participant_free
     function c_team_fact(team) bind(c) result(n)  ! the shape of tlc_team_threads & co.
       import :: c_ptr, c_int
       type(c_ptr), value :: team
@@ -689,6 +714,43 @@ contains
     type(tlc_participant), intent(in) :: me
     tlc_processes = c_processes(me%handle)
   end function tlc_processes
+
+  ! Sub-teams, as MPI_Comm_split: collective over every thread of me's team. The threads with the
+  ! same colour form one sub-team, ranked by key (ties by rank); sub is the caller's participant
+  ! in it, on which every collective works, or null (tlc_participant_is_null) for TLC_UNDEFINED.
+  ! The keys must keep the members of each process consecutive. tlc_split in C says more.
+  subroutine tlc_split(me, color, key, sub, ierr)
+    type(tlc_participant), intent(in) :: me
+    integer, intent(in) :: color, key
+    type(tlc_participant), intent(out) :: sub
+    integer, intent(out), optional :: ierr
+    call finish(c_split(me%handle, int(color, c_int), int(key, c_int), sub%handle), 'tlc_split', &
+                ierr)
+  end subroutine tlc_split
+
+  ! The sub-teams of a shape of the team: TLC_BY_PROCESS, TLC_BY_NUMA or TLC_BY_RAIL.
+  subroutine tlc_split_type(me, type, sub, ierr)
+    type(tlc_participant), intent(in) :: me
+    integer, intent(in) :: type
+    type(tlc_participant), intent(out) :: sub
+    integer, intent(out), optional :: ierr
+    call finish(c_split_type(me%handle, int(type, c_int), sub%handle), 'tlc_split_type', ierr)
+  end subroutine tlc_split_type
+
+  ! Releases a participant of a sub-team (sub becomes null; a null one is ignored), on the thread
+  ! that made it (in OpenMP: in the same parallel region); every member frees its own, before
+  ! tlc_finalize. The sub-team does not need its parent, which may be freed first.
+  subroutine tlc_participant_free(sub, ierr)
+    type(tlc_participant), intent(inout) :: sub
+    integer, intent(out), optional :: ierr
+    call finish(c_participant_free(sub%handle), 'tlc_participant_free', ierr)
+  end subroutine tlc_participant_free
+
+  ! Whether the participant is null: not made yet, TLC_UNDEFINED's from tlc_split, or freed.
+  logical function tlc_participant_is_null(me)
+    type(tlc_participant), intent(in) :: me
+    tlc_participant_is_null = .not. c_associated(me%handle)
+  end function tlc_participant_is_null
 
   ! Registers a user op (usable with every type); ranks are combined in rank order unless
   ! commutative is .true.
