@@ -150,10 +150,9 @@ struct Buffers {
 };
 
 // Compares every element of the three results of `rank` in iteration `it` with the formula;
-// returns the number of mismatches and prints the first.
-long check(const Grid& g, int rank, int it, const Buffers& b, const char* form) {
+// adds the mismatches to `bad` and prints the rank's first.
+void check(const Grid& g, int rank, int it, const Buffers& b, const char* form, long& bad) {
   const int row = rank / g.cols, col = rank % g.cols;
-  long bad = 0;
   auto compare = [&](const char* what, long i, double got, double want) {
     if (got == want) return;
     if (bad++ == 0)
@@ -170,7 +169,6 @@ long check(const Grid& g, int rank, int it, const Buffers& b, const char* form) 
     const long j = i / g.block, k = i % g.block;
     compare("row alltoall", i, b.transposed[i], value(row * g.cols + j, it, col * g.block + k));
   }
-  return bad;
 }
 
 // The same iteration in either form: C is the grid (rows, columns and the whole grid).
@@ -204,9 +202,10 @@ void program(C& comm, const Grid& g, const Options& o, bool gather, Outcome& out
   for (int it = 0; it < o.iterations; ++it) {
     b.fill(rank, it);
     iteration(comm, b);
-    bad += check(g, rank, it, b, form);
+    check(g, rank, it, b, form, bad);
   }
   const long mismatches = comm.sum(bad);
+  bad = 0;
   if (gather) {
     // The last iteration's three results of every rank, for the comparison of the two forms.
     std::vector<double> mine;
@@ -235,7 +234,8 @@ void program(C& comm, const Grid& g, const Options& o, bool gather, Outcome& out
     row_times.push_back(comm.max(std::chrono::duration<double>(t1 - t0).count()) / o.iterations);
   }
   // The timed iterations' results too (iteration 0's data).
-  const long timed_bad = comm.sum(check(g, rank, 0, b, form));
+  check(g, rank, 0, b, form, bad);
+  const long timed_bad = comm.sum(bad);
   if (rank == 0) {
     out.mismatches = mismatches + timed_bad;
     out.iteration_times = std::move(iteration_times);
