@@ -17,6 +17,7 @@
 #include <tlc/ops.hpp>
 #include <tlc/options.hpp>
 #include <tlc/request.hpp>
+#include <tlc/stats.hpp>
 #include <tlc/types.hpp>
 
 namespace tlc {
@@ -99,6 +100,9 @@ class TLC_API Thread {
   Thread split(int color, int key = 0);
   /// The shapes of the team as sub-teams (tlc::by_process, tlc::by_numa, tlc::by_rail).
   Thread split(SplitType type);
+  /// This process's arrival telemetry of this participant's team, as Team::stats() (for a
+  /// sub-team, its own; TLC_STATS=1 or TeamOptions::stats).
+  TeamStats stats() const;
 
   // Every thread of the team calls the same collectives in the same order, as MPI ranks do.
   // Sizes are in elements. A root is a global thread rank. Buffers a rank does not use (the

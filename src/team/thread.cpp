@@ -110,6 +110,11 @@ void Thread::release() noexcept {
   }
 }
 
+TeamStats Thread::stats() const {
+  if (!team_ || !alive_->load(std::memory_order_acquire)) throw_unusable();
+  return team_->stats();
+}
+
 void Thread::throw_unusable() const {
   if (!team_)
     throw Error(Errc::invalid_argument,

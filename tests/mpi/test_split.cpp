@@ -9,6 +9,7 @@
 #include <barrier>
 #include <map>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -242,6 +243,98 @@ TEST(Split, GridRowsAndColumns) {
     for (std::size_t t = 0; t < errors.size(); ++t)
       EXPECT_EQ(errors[t], "") << shape.name << ", thread " << t << " of process " << world_rank();
   }
+}
+
+// With one thread per process the sub-teams have the ranks of MPI_Comm_split of the processes
+// with the same colours and keys (MPI everywhere): every collective on a sub-team against the same
+// MPI collective on that communicator, bit for bit (integers: no rounding to differ).
+TEST(Split, MatchesMpiCommSplit) {
+  tlc::TeamOptions o = test_options(1);
+  o.stats = true;
+  tlc::Team team(MPI_COMM_WORLD, o);
+  const int rank = world_rank(), size = world_size();
+  const int colour = size > 2 ? rank % 2 : 0, key = -rank;  // keys reverse the order
+  MPI_Comm comm;
+  MPI_Comm_split(MPI_COMM_WORLD, colour, key, &comm);
+  int n = 0, me_in = 0;
+  MPI_Comm_size(comm, &n);
+  MPI_Comm_rank(comm, &me_in);
+  const int count = 37;
+  std::vector<long> in(static_cast<std::size_t>(count * n));
+  for (std::size_t i = 0; i < in.size(); ++i)
+    in[i] = static_cast<long>(mix(static_cast<std::uint64_t>(rank) * 1000003 + i) % 100000) - 50000;
+  std::map<std::string, std::vector<long>> mpi, ours;
+  auto out = [&](std::size_t elements) { return std::vector<long>(elements, -7); };
+  {
+    auto b = std::vector<long>(in.begin(), in.begin() + count);
+    MPI_Bcast(b.data(), count, MPI_LONG, n - 1, comm);
+    mpi["bcast"] = b;
+    auto r = out(count);
+    MPI_Reduce(in.data(), r.data(), count, MPI_LONG, MPI_SUM, n / 2, comm);
+    mpi["reduce"] = me_in == n / 2 ? r : std::vector<long>();
+    auto a = out(count);
+    MPI_Allreduce(in.data(), a.data(), count, MPI_LONG, MPI_MAX, comm);
+    mpi["allreduce"] = a;
+    auto g = out(static_cast<std::size_t>(count * n));
+    MPI_Allgather(in.data(), count, MPI_LONG, g.data(), count, MPI_LONG, comm);
+    mpi["allgather"] = g;
+    auto t = out(static_cast<std::size_t>(count * n));
+    MPI_Alltoall(in.data(), count, MPI_LONG, t.data(), count, MPI_LONG, comm);
+    mpi["alltoall"] = t;
+    auto sc = out(count);
+    MPI_Scan(in.data(), sc.data(), count, MPI_LONG, MPI_SUM, comm);
+    mpi["scan"] = sc;
+    auto rs = out(count);
+    MPI_Reduce_scatter_block(in.data(), rs.data(), count, MPI_LONG, MPI_SUM, comm);
+    mpi["reduce_scatter_block"] = rs;
+    auto ga = out(static_cast<std::size_t>(count * n));
+    MPI_Gather(in.data(), count, MPI_LONG, ga.data(), count, MPI_LONG, 0, comm);
+    mpi["gather"] = me_in == 0 ? ga : std::vector<long>();
+  }
+  tlc::TeamStats stats;
+  team.run([&](tlc::Thread& me) {
+    tlc::Thread sub = me.split(colour, key);
+    if (sub.size() != n || sub.rank() != me_in) {
+      ours["identity"] = {sub.size(), sub.rank()};
+      return;
+    }
+    const std::span<const long> mine(in.data(), static_cast<std::size_t>(count));
+    const std::span<const long> all(in);
+    auto b = std::vector<long>(in.begin(), in.begin() + count);
+    sub.bcast(b, n - 1);
+    ours["bcast"] = b;
+    auto r = out(count);
+    sub.reduce(mine, r, n / 2);
+    ours["reduce"] = sub.rank() == n / 2 ? r : std::vector<long>();
+    auto a = out(count);
+    sub.allreduce(mine, a, tlc::max{});
+    ours["allreduce"] = a;
+    auto g = out(static_cast<std::size_t>(count * n));
+    sub.allgather(mine, g);
+    ours["allgather"] = g;
+    auto t = out(static_cast<std::size_t>(count * n));
+    sub.alltoall(all, t);
+    ours["alltoall"] = t;
+    auto sc = out(count);
+    sub.scan(mine, sc);
+    ours["scan"] = sc;
+    auto rs = out(count);
+    sub.reduce_scatter_block(all, rs);
+    ours["reduce_scatter_block"] = rs;
+    auto ga = out(static_cast<std::size_t>(count * n));
+    sub.gather(mine, ga, 0);
+    ours["gather"] = sub.rank() == 0 ? ga : std::vector<long>();
+    stats = sub.stats();
+  });
+  MPI_Comm_free(&comm);
+  EXPECT_EQ(ours.count("identity"), 0u) << "sub-team size / rank " << ours["identity"][0] << " / "
+                                        << ours["identity"][1] << ", MPI " << n << " / " << me_in;
+  for (const auto& [what, expected] : mpi) EXPECT_EQ(ours[what], expected) << what;
+  // The sub-team's own telemetry: its eight calls, nothing of the parent's split.
+  std::uint64_t calls = 0;
+  for (const auto& c : stats.collectives) calls += c.calls;
+  EXPECT_TRUE(stats.enabled);
+  EXPECT_EQ(calls, 8u);
 }
 
 // The nonblocking and persistent forms on a sub-team, overlapping a call on the parent.
