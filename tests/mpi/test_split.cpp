@@ -263,6 +263,14 @@ TEST(Split, MatchesMpiCommSplit) {
   std::vector<long> in(static_cast<std::size_t>(count * n));
   for (std::size_t i = 0; i < in.size(); ++i)
     in[i] = static_cast<long>(mix(static_cast<std::uint64_t>(rank) * 1000003 + i) % 100000) - 50000;
+  // allgatherv: rank i of the sub-team contributes i + 1 elements.
+  std::vector<int> vcounts(static_cast<std::size_t>(n)), vdispls(static_cast<std::size_t>(n));
+  int vtotal = 0;
+  for (int i = 0; i < n; ++i) {
+    vcounts[static_cast<std::size_t>(i)] = i + 1;
+    vdispls[static_cast<std::size_t>(i)] = vtotal;
+    vtotal += i + 1;
+  }
   std::map<std::string, std::vector<long>> mpi, ours;
   auto out = [&](std::size_t elements) { return std::vector<long>(elements, -7); };
   {
@@ -290,6 +298,16 @@ TEST(Split, MatchesMpiCommSplit) {
     auto ga = out(static_cast<std::size_t>(count * n));
     MPI_Gather(in.data(), count, MPI_LONG, ga.data(), count, MPI_LONG, 0, comm);
     mpi["gather"] = me_in == 0 ? ga : std::vector<long>();
+    auto sa = out(count);
+    MPI_Scatter(in.data(), count, MPI_LONG, sa.data(), count, MPI_LONG, n - 1, comm);
+    mpi["scatter"] = sa;
+    auto ex = out(count);
+    MPI_Exscan(in.data(), ex.data(), count, MPI_LONG, MPI_SUM, comm);
+    mpi["exscan"] = me_in == 0 ? std::vector<long>() : ex;  // undefined at rank 0 in MPI
+    auto gv = out(static_cast<std::size_t>(vtotal));
+    MPI_Allgatherv(in.data(), vcounts[static_cast<std::size_t>(me_in)], MPI_LONG, gv.data(),
+                   vcounts.data(), vdispls.data(), MPI_LONG, comm);
+    mpi["allgatherv"] = gv;
   }
   tlc::TeamStats stats;
   team.run([&](tlc::Thread& me) {
@@ -324,17 +342,29 @@ TEST(Split, MatchesMpiCommSplit) {
     auto ga = out(static_cast<std::size_t>(count * n));
     sub.gather(mine, ga, 0);
     ours["gather"] = sub.rank() == 0 ? ga : std::vector<long>();
+    auto sa = out(count);
+    sub.scatter(all, sa, n - 1);
+    ours["scatter"] = sa;
+    auto ex = out(count);
+    sub.exscan(mine, ex);
+    ours["exscan"] = sub.rank() == 0 ? std::vector<long>() : ex;
+    auto gv = out(static_cast<std::size_t>(vtotal));
+    const std::vector<std::size_t> counts(vcounts.begin(), vcounts.end());
+    const std::vector<std::size_t> displs(vdispls.begin(), vdispls.end());
+    sub.allgatherv(std::span<const long>(in.data(), counts[static_cast<std::size_t>(sub.rank())]),
+                   gv, counts, displs);
+    ours["allgatherv"] = gv;
     stats = sub.stats();
   });
   MPI_Comm_free(&comm);
   EXPECT_EQ(ours.count("identity"), 0u) << "sub-team size / rank " << ours["identity"][0] << " / "
                                         << ours["identity"][1] << ", MPI " << n << " / " << me_in;
   for (const auto& [what, expected] : mpi) EXPECT_EQ(ours[what], expected) << what;
-  // The sub-team's own telemetry: its eight calls, nothing of the parent's split.
+  // The sub-team's own telemetry: its eleven calls, nothing of the parent's split.
   std::uint64_t calls = 0;
   for (const auto& c : stats.collectives) calls += c.calls;
   EXPECT_TRUE(stats.enabled);
-  EXPECT_EQ(calls, 8u);
+  EXPECT_EQ(calls, 11u);
 }
 
 // The nonblocking and persistent forms on a sub-team, overlapping a call on the parent.
