@@ -11,10 +11,12 @@
 //   TLC_NODE=process TLC_PIN=0 mpiexec -n 1 /tmp/subteam_cost 2            # 1 x 2
 //   TLC_NODE=process TLC_PIN=0 mpiexec -n 2 /tmp/subteam_cost 1            # 2 x 1
 //   TLC_NODE=process TLC_PIN=0 mpiexec -n 2 /tmp/subteam_cost 1 --by-process
+//   SUBTEAM_LARGE=1 SUBTEAM_ROUNDS=21 ...                                   # 2 and 16 MiB only
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -36,10 +38,8 @@ const std::vector<Case>& cases() {
        [](tlc::Thread& t, auto& in, auto& out, std::size_t n) {
          t.allreduce(std::span<const double>(in.data(), n), std::span<double>(out.data(), n));
        }},
-      {"bcast",
-       [](tlc::Thread& t, auto& in, auto&, std::size_t n) {
-         t.bcast(std::span<double>(in.data(), n), 0);
-       }},
+      {"bcast", [](tlc::Thread& t, auto& in, auto&,
+                   std::size_t n) { t.bcast(std::span<double>(in.data(), n), 0); }},
       {"reduce",
        [](tlc::Thread& t, auto& in, auto& out, std::size_t n) {
          t.reduce(std::span<const double>(in.data(), n), std::span<double>(out.data(), n), 0);
@@ -76,8 +76,15 @@ int main(int argc, char** argv) {
   tlc::Team parent(MPI_COMM_WORLD, o);
   // The team the sub-team is compared with: the parent itself, or a team of this process alone.
   tlc::Team self(MPI_COMM_SELF, o);
-  const std::vector<std::size_t> sizes = {1, 8, 64, 512, 4096, 32768, 262144, 2097152};
-  const int rounds = 7;
+  // SUBTEAM_ROUNDS=r: more rounds; SUBTEAM_LARGE=1: only 2 and 16 MiB per rank, where one
+  // round's time swings most.
+  const char* large = std::getenv("SUBTEAM_LARGE");
+  const std::vector<std::size_t> sizes =
+      large && *large == '1'
+          ? std::vector<std::size_t>{262144, 2097152}
+          : std::vector<std::size_t>{1, 8, 64, 512, 4096, 32768, 262144, 2097152};
+  const char* rounds_asked = std::getenv("SUBTEAM_ROUNDS");
+  const int rounds = rounds_asked ? std::max(1, std::atoi(rounds_asked)) : 7;
   std::vector<std::pair<double, double>> times;  // per case and size: team, sub-team
   std::vector<tlc::Thread> subs(static_cast<std::size_t>(threads));
   parent.run([&](tlc::Thread& me) {
@@ -95,7 +102,8 @@ int main(int argc, char** argv) {
         const std::size_t blocks = static_cast<std::size_t>(me.size());
         std::vector<double> in(n * blocks, 1.0), out(n * blocks);
         const std::size_t bytes = std::max<std::size_t>(8, n * 8);
-        const int iters = static_cast<int>(std::clamp<std::size_t>(4000000 / (bytes + 2000), 5, 2000));
+        const int iters =
+            static_cast<int>(std::clamp<std::size_t>(4000000 / (bytes + 2000), 5, 2000));
         std::vector<double> team_t, sub_t;
         for (int r = 0; r < rounds; ++r)
           for (int form = 0; form < 2; ++form) {
