@@ -148,6 +148,12 @@ typedef struct tlc_team_options {
   /** The machine the team is placed on; both NULL: this one (hwloc's detection). At most one. */
   const char* topology_xml;       /**< an hwloc XML file (lstopo --of xml) */
   const char* topology_synthetic; /**< an hwloc synthetic description, "package:2 numa:2 core:8" */
+  /** Calls that disagree across processes (docs/reliability.md): a wait between processes longer
+   * than this many ms is compared with the others'; 0 off; -1: TLC_SUSPECT_MS, else 500. */
+  int suspect_ms;
+  /** Another process not heard from for this many seconds in such a wait is silent and the wait
+   * ends; 0 never; -1: TLC_SILENT, else 30. */
+  double silent_seconds;
 } tlc_team_options;
 
 /** Fills every field with its default (the "unset" values above, reproducible = 1). */

@@ -154,6 +154,9 @@ TeamOptions to_options(const tlc_team_options& o) {
                 "set; give at most one");
   if (o.topology_xml) options.topology = Topology::from_xml(o.topology_xml);
   if (o.topology_synthetic) options.topology = Topology::synthetic(o.topology_synthetic);
+  // Negative: unset (0 is a value: off); Config::read checks the values.
+  if (o.suspect_ms >= 0) options.suspect_ms = o.suspect_ms;
+  if (o.silent_seconds >= 0) options.silent_seconds = o.silent_seconds;
   return options;
 }
 
@@ -276,6 +279,8 @@ void tlc_team_options_init(tlc_team_options* options) {
   options->reproducible = 1;
   options->check = -1;
   options->stats = -1;
+  options->suspect_ms = -1;
+  options->silent_seconds = -1;
 }
 
 tlc_status tlc_team_create(MPI_Comm comm, const tlc_team_options* options, tlc_team** team) {

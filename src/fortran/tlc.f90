@@ -96,6 +96,8 @@ module tlc
     type(c_ptr) :: algorithms, fallback, leaders
     integer(c_int) :: check, stats
     type(c_ptr) :: tuning_file, topology_xml, topology_synthetic
+    integer(c_int) :: suspect_ms
+    real(c_double) :: silent_seconds
   end type c_team_options
 
   interface

@@ -649,6 +649,32 @@ int main(int argc, char** argv) {
   for (int i = 0; i < options.threads; ++i) pthread_join(threads[i], NULL);
   tlc_team_free(&team);
 
+  /* The long-wait settings reach the team: a suspect time past an hour is refused, a silence
+   * time of 0 (never) is not. */
+  tlc_team_options waits;
+  tlc_team_options_init(&waits);
+  waits.threads = 1;
+  if (waits.suspect_ms != -1 || waits.silent_seconds != -1) {
+    fprintf(stderr, "tlc_team_options_init: suspect_ms and silent_seconds not unset\n");
+    ++results.failures;
+  }
+  waits.suspect_ms = 4000000;
+  tlc_team* refused = NULL;
+  if (tlc_team_create(MPI_COMM_WORLD, &waits, &refused) != TLC_ERR_INVALID_ARGUMENT ||
+      !strstr(tlc_error_message(), "suspect_ms")) {
+    fprintf(stderr, "suspect_ms = 4000000: expected TLC_ERR_INVALID_ARGUMENT naming it\n");
+    ++results.failures;
+  }
+  tlc_team_free(&refused);
+  waits.suspect_ms = 100;
+  waits.silent_seconds = 0;
+  tlc_team* quiet = NULL;
+  if (tlc_team_create(MPI_COMM_WORLD, &waits, &quiet) != TLC_SUCCESS) {
+    fprintf(stderr, "suspect_ms = 100, silent_seconds = 0: %s\n", tlc_error_message());
+    ++results.failures;
+  }
+  tlc_team_free(&quiet);
+
   /* Arguments rejected before anything runs. */
   tlc_participant* nobody = NULL;
   if (tlc_team_attach(NULL, 0, &nobody) != TLC_ERR_INVALID_ARGUMENT || nobody != NULL) {

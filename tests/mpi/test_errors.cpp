@@ -573,6 +573,44 @@ TEST(Errors, DifferentForcedAlgorithmsFailEverywhere) {
   EXPECT_NO_THROW(tlc::Team(MPI_COMM_WORLD, same));
 }
 
+// The long-wait comparison's settings (docs/reliability.md): garbage and out-of-range values are
+// errors naming the variable or the option, on every process alike.
+TEST(Errors, BadSuspectAndSilentSettingsAreErrors) {
+  struct Case {
+    const char* variable;
+    const char* value;
+    const char* named;
+  };
+  for (const Case& c :
+       {Case{"TLC_SUSPECT_MS", "half a second", "TLC_SUSPECT_MS"},
+        Case{"TLC_SUSPECT_MS", "-5", "TLC_SUSPECT_MS"},
+        Case{"TLC_SUSPECT_MS", "4000000", "TLC_SUSPECT_MS"},
+        Case{"TLC_SILENT", "never", "TLC_SILENT"}, Case{"TLC_SILENT", "-1", "TLC_SILENT"}}) {
+    const char* old = std::getenv(c.variable);
+    const std::string saved = old ? old : "";
+    ::setenv(c.variable, c.value, 1);
+    try {
+      tlc::Team team(MPI_COMM_WORLD, test_options(1));
+      ADD_FAILURE() << c.variable << "=" << c.value << " accepted";
+    } catch (const tlc::Error& e) {
+      EXPECT_EQ(e.code(), tlc::Errc::invalid_argument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.named), std::string::npos) << e.what();
+    }
+    if (saved.empty())
+      ::unsetenv(c.variable);
+    else
+      ::setenv(c.variable, saved.c_str(), 1);
+  }
+  tlc::TeamOptions o = test_options(1);
+  o.suspect_ms = -1;
+  EXPECT_THROW(tlc::Team(MPI_COMM_WORLD, o), tlc::Error);
+  o.suspect_ms = 200;
+  o.silent_seconds = -2;
+  EXPECT_THROW(tlc::Team(MPI_COMM_WORLD, o), tlc::Error);
+  o.silent_seconds = 0;  // off: accepted
+  EXPECT_NO_THROW(tlc::Team(MPI_COMM_WORLD, o));
+}
+
 // A garbage variable on one process only: that process names it, the others fail too (a hang
 // before TLC_TIMEOUT was read inside the agreed part of team construction).
 TEST(Errors, BadTimeoutVariableOnOneProcessFailsEverywhere) {
