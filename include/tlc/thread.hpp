@@ -365,7 +365,13 @@ class TLC_API Thread {
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Request ireduce(Buf&& buf, int root, Op op = {}) {
     return start(in_place_reduction(Collective::reduce, buf_span(buf), root, op), {}, op);
+  }  /// Scalar nonblocking reduce: x becomes the result at the root once the request completes and
+  /// stays this thread's value elsewhere.
+  template <Scalar T, OpOf<T> Op = std::plus<>>
+  Request ireduce(T& x, int root, Op op = {}) {
+    return start(in_place_reduction(Collective::reduce, std::span<T>(&x, 1), root, op), {}, op);
   }
+
   /// Persistent reduce: the arguments of reduce, set up once; tlc::Persistent::start runs it.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Persistent reduce_init(Buf&& buf, int root, Op op = {}) {
@@ -387,7 +393,14 @@ class TLC_API Thread {
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Request iallreduce(Buf&& buf, Op op = {}) {
     return start(in_place_reduction(Collective::allreduce, buf_span(buf), -1, op), {}, op);
+  }  /// Scalar nonblocking allreduce: x is this thread's value, and the result once the request
+  /// completes (x is tlc's until then, as a buffer is), e.g. `tlc::Request r =
+  /// me.iallreduce(dot);`.
+  template <Scalar T, OpOf<T> Op = std::plus<>>
+  Request iallreduce(T& x, Op op = {}) {
+    return start(in_place_reduction(Collective::allreduce, std::span<T>(&x, 1), -1, op), {}, op);
   }
+
   /// Persistent allreduce: the arguments of allreduce, set up once; tlc::Persistent::start runs it.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Persistent allreduce_init(Buf&& buf, Op op = {}) {
@@ -635,7 +648,12 @@ class TLC_API Thread {
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Request iscan(Buf&& buf, Op op = {}) {
     return start(in_place_reduction(Collective::scan, buf_span(buf), -1, op), {}, op);
+  }  /// Scalar nonblocking scan: x becomes op over ranks 0..rank() once the request completes.
+  template <Scalar T, OpOf<T> Op = std::plus<>>
+  Request iscan(T& x, Op op = {}) {
+    return start(in_place_reduction(Collective::scan, std::span<T>(&x, 1), -1, op), {}, op);
   }
+
   /// Persistent scan: the arguments of scan, set up once; tlc::Persistent::start runs it.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Persistent scan_init(Buf&& buf, Op op = {}) {
@@ -655,7 +673,13 @@ class TLC_API Thread {
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Request iexscan(Buf&& buf, Op op = {}) {
     return start(in_place_reduction(Collective::exscan, buf_span(buf), -1, op), {}, op);
+  }  /// Scalar nonblocking exscan: x becomes op over ranks 0..rank()-1 once the request completes;
+  /// at rank 0 it is left as it was (the blocking scalar form returns T{} there).
+  template <Scalar T, OpOf<T> Op = std::plus<>>
+  Request iexscan(T& x, Op op = {}) {
+    return start(in_place_reduction(Collective::exscan, std::span<T>(&x, 1), -1, op), {}, op);
   }
+
   /// Persistent exscan: the arguments of exscan, set up once; tlc::Persistent::start runs it.
   template <MutableElementRange Buf, class Op = std::plus<>>
   requires(!std::ranges::range<Op>) Persistent exscan_init(Buf&& buf, Op op = {}) {

@@ -400,6 +400,44 @@ TEST(Nonblocking, OutOfOrderCompletionAndBlockingCallsBetween) {
   expect_clean(outcomes, "out of order");
 }
 
+// The scalar forms (iallreduce(x), ireduce(x, root), iscan(x), iexscan(x)) against the blocking
+// scalar forms, all four outstanding at once and completed in reverse order.
+TEST(Nonblocking, ScalarFormsEqualTheBlockingOnes) {
+  const int threads = 1 + world_rank() % 3;
+  tlc::Team team(MPI_COMM_WORLD, test_options(threads));
+  std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
+  team.run([&](tlc::Thread& me) {
+    Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+    try {
+      for (int round = 0; round < 50; ++round) {
+        const long x = 3 * me.rank() - 7 + round;
+        const int root = round % me.size();
+        long sum = x, reduced = x, prefix = x, before = x;
+        std::vector<tlc::Request> requests;
+        requests.push_back(me.iallreduce(sum));
+        requests.push_back(me.ireduce(reduced, root, tlc::max{}));
+        requests.push_back(me.iscan(prefix));
+        requests.push_back(me.iexscan(before));
+        for (auto r = requests.rbegin(); r != requests.rend(); ++r) r->wait();
+        const long want_sum = me.allreduce(x);
+        const long want_reduced = me.reduce(x, root, tlc::max{});
+        const long want_prefix = me.scan(x);
+        const long want_before = me.rank() == 0 ? x : me.exscan(x);
+        if (me.rank() == 0) (void)me.exscan(x);  // every rank makes the same calls
+        if ((sum != want_sum || reduced != want_reduced || prefix != want_prefix ||
+             before != want_before) &&
+            out.mismatches++ == 0)
+          out.first_mismatch = "round " + std::to_string(round) + ": " + std::to_string(sum) + " " +
+                               std::to_string(reduced) + " " + std::to_string(prefix) + " " +
+                               std::to_string(before);
+      }
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+  });
+  expect_clean(outcomes, "scalar forms");
+}
+
 // Many rounds of one persistent call (100,000), its buffers changed between rounds.
 TEST(Nonblocking, PersistentRounds) {
   const int threads = 2;
