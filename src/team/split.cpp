@@ -17,6 +17,7 @@
 // parent's, as many as the process with the fewest members has threads, each driven by one of
 // the sub-team's own threads. It owns all it needs, so its parent may be destroyed first.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -45,6 +46,12 @@ struct SplitLayout {
 
 namespace {
 
+// What each thread contributes to the split's allgather: an element type of its own, so that
+// the call's fingerprint (type and size) tells it from a user's allgather of three ints.
+struct SplitWord {
+  std::int32_t kind, color, key;
+};
+
 constexpr const char* kind_name(int kind) {
   switch (kind) {
     case 0:
@@ -59,11 +66,11 @@ constexpr const char* kind_name(int kind) {
 }
 
 // all: (kind, colour, key) of every rank of the parent, in rank order.
-SplitLayout lay_out(const std::vector<int>& all, const Roster& roster, int parent_lanes) {
+SplitLayout lay_out(const std::vector<SplitWord>& all, const Roster& roster, int parent_lanes) {
   const int n = roster.size();
-  auto kind = [&](int r) { return all[static_cast<std::size_t>(3 * r)]; };
-  auto color = [&](int r) { return all[static_cast<std::size_t>(3 * r + 1)]; };
-  auto key = [&](int r) { return all[static_cast<std::size_t>(3 * r + 2)]; };
+  auto kind = [&](int r) { return all[static_cast<std::size_t>(r)].kind; };
+  auto color = [&](int r) { return all[static_cast<std::size_t>(r)].color; };
+  auto key = [&](int r) { return all[static_cast<std::size_t>(r)].key; };
   for (int r = 1; r < n; ++r)
     if (kind(r) != kind(0))
       throw Error(Errc::mismatch, "tlc: threads of the team split differently: rank 0 calls " +
@@ -224,9 +231,9 @@ void TeamImpl::build_sub_teams(const SplitLayout& layout) {
 Thread TeamImpl::split(Thread& me, int kind, int color, int key) {
   TeamImpl& team = *me.team_;
   const int local = me.local_index();
-  const int mine[3] = {kind, color, key};
-  std::vector<int> all(static_cast<std::size_t>(3 * team.size()));
-  me.allgather(std::span<const int>(mine, 3), all);
+  const SplitWord mine{kind, color, key};
+  std::vector<SplitWord> all(static_cast<std::size_t>(team.size()));
+  me.allgather(std::span<const SplitWord>(&mine, 1), all);
   const SplitLayout layout = lay_out(all, team.roster(), team.lanes());
   if (local == 0) team.build_sub_teams(layout);
   // Publishes thread 0's work: no thread can be back in a split (and its allgather) before
