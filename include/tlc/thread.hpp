@@ -61,7 +61,8 @@ template <class Send, class Recv>
 concept SameElements = std::same_as<std::remove_cv_t<std::ranges::range_value_t<Send>>,
                                     std::ranges::range_value_t<Recv>>;
 
-/// One participant of a team: what a body of Team::run gets, and what Team::attach returns.
+/// One participant of a team: what a body of Team::run gets, what Team::attach returns, and a
+/// sub-team's participant from Thread::split.
 /// Every thread of the team calls the same collectives in the same order, as MPI ranks do.
 class TLC_API Thread {
  public:
