@@ -247,7 +247,7 @@ TEST(Split, GridRowsAndColumns) {
 
 // With one thread per process the sub-teams have the ranks of MPI_Comm_split of the processes
 // with the same colours and keys (MPI everywhere): every collective on a sub-team against the same
-// MPI collective on that communicator, bit for bit (integers: no rounding to differ).
+// MPI collective on that communicator, bit for bit (integers: no rounding to differ), all fifteen.
 TEST(Split, MatchesMpiCommSplit) {
   tlc::TeamOptions o = test_options(1);
   o.stats = true;
@@ -308,6 +308,27 @@ TEST(Split, MatchesMpiCommSplit) {
     MPI_Allgatherv(in.data(), vcounts[static_cast<std::size_t>(me_in)], MPI_LONG, gv.data(),
                    vcounts.data(), vdispls.data(), MPI_LONG, comm);
     mpi["allgatherv"] = gv;
+    auto gvr = out(static_cast<std::size_t>(vtotal));
+    MPI_Gatherv(in.data(), vcounts[static_cast<std::size_t>(me_in)], MPI_LONG, gvr.data(),
+                vcounts.data(), vdispls.data(), MPI_LONG, n - 1, comm);
+    mpi["gatherv"] = me_in == n - 1 ? gvr : std::vector<long>();
+    auto sv = out(static_cast<std::size_t>(me_in + 1));
+    MPI_Scatterv(in.data(), vcounts.data(), vdispls.data(), MPI_LONG, sv.data(), me_in + 1,
+                 MPI_LONG, 0, comm);
+    mpi["scatterv"] = sv;
+    // alltoallv: rank i sends i + 1 elements to every rank (each rank's counts its own).
+    std::vector<int> a_send(static_cast<std::size_t>(n), me_in + 1), a_sdispl(a_send.size()),
+        a_recv(a_send.size()), a_rdispl(a_send.size());
+    for (int i = 0; i < n; ++i) {
+      a_sdispl[static_cast<std::size_t>(i)] = i * (me_in + 1);
+      a_recv[static_cast<std::size_t>(i)] = i + 1;
+      a_rdispl[static_cast<std::size_t>(i)] = vdispls[static_cast<std::size_t>(i)];
+    }
+    auto av = out(static_cast<std::size_t>(vtotal));
+    MPI_Alltoallv(in.data(), a_send.data(), a_sdispl.data(), MPI_LONG, av.data(), a_recv.data(),
+                  a_rdispl.data(), MPI_LONG, comm);
+    mpi["alltoallv"] = av;
+    MPI_Barrier(comm);
   }
   tlc::TeamStats stats;
   team.run([&](tlc::Thread& me) {
@@ -354,17 +375,32 @@ TEST(Split, MatchesMpiCommSplit) {
     sub.allgatherv(std::span<const long>(in.data(), counts[static_cast<std::size_t>(sub.rank())]),
                    gv, counts, displs);
     ours["allgatherv"] = gv;
+    auto gvr = out(static_cast<std::size_t>(vtotal));
+    sub.gatherv(std::span<const long>(in.data(), counts[static_cast<std::size_t>(sub.rank())]), gvr,
+                counts, displs, n - 1);
+    ours["gatherv"] = sub.rank() == n - 1 ? gvr : std::vector<long>();
+    auto sv = out(static_cast<std::size_t>(sub.rank() + 1));
+    sub.scatterv(all, counts, displs, sv, 0);
+    ours["scatterv"] = sv;
+    const auto un = static_cast<std::size_t>(n), mine_n = static_cast<std::size_t>(sub.rank() + 1);
+    std::vector<std::size_t> a_send(un, mine_n), a_sdispl(un);
+    for (std::size_t i = 0; i < un; ++i) a_sdispl[i] = i * mine_n;
+    auto av = out(static_cast<std::size_t>(vtotal));
+    sub.alltoallv(std::span<const long>(in.data(), un * mine_n), a_send, a_sdispl, av, counts,
+                  displs);
+    ours["alltoallv"] = av;
+    sub.barrier();
     stats = sub.stats();
   });
   MPI_Comm_free(&comm);
   EXPECT_EQ(ours.count("identity"), 0u) << "sub-team size / rank " << ours["identity"][0] << " / "
                                         << ours["identity"][1] << ", MPI " << n << " / " << me_in;
   for (const auto& [what, expected] : mpi) EXPECT_EQ(ours[what], expected) << what;
-  // The sub-team's own telemetry: its eleven calls, nothing of the parent's split.
+  // The sub-team's own telemetry: its fifteen calls, nothing of the parent's split.
   std::uint64_t calls = 0;
   for (const auto& c : stats.collectives) calls += c.calls;
   EXPECT_TRUE(stats.enabled);
-  EXPECT_EQ(calls, 11u);
+  EXPECT_EQ(calls, 15u);
 }
 
 // The nonblocking and persistent forms on a sub-team, overlapping a call on the parent.
