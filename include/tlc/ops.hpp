@@ -8,11 +8,20 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <type_traits>
 #include <utility>
 
 #include <tlc/detail/export.hpp>
+
+// Whether the compiler can clear an object's padding bits (GCC 11, Clang 16): op digests below.
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_clear_padding)
+#define TLC_DETAIL_CLEAR_PADDING 1
+#endif
+#endif
 
 namespace tlc {
 
@@ -113,6 +122,41 @@ constexpr OpEqualFn op_equal_of() noexcept {
                   { a == b } -> std::convertible_to<bool>;
                 }) {
     return &ops_equal<Op>;
+  } else {
+    return nullptr;
+  }
+}
+
+/// A digest of an op object's bytes (its padding cleared), which TLC_CHECK compares across
+/// processes, where operator== cannot reach the other process's object.
+using OpDigestFn = std::uint64_t (*)(const void* op);
+
+template <class Op>
+std::uint64_t op_digest(const void* op) {
+  alignas(Op) unsigned char bytes[sizeof(Op)];
+  std::memcpy(bytes, op, sizeof(Op));
+#ifdef TLC_DETAIL_CLEAR_PADDING
+  __builtin_clear_padding(reinterpret_cast<Op*>(bytes));
+#endif
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (unsigned char b : bytes) h = (h ^ b) * 0x100000001b3ull;
+  return h;
+}
+
+/// Only op types that say their state matters (operator==) and whose bytes are that state
+/// (trivially copyable) are digested: a lambda captures by reference as an address, which
+/// differs between processes running the same program, so its bytes would differ spuriously.
+/// Without __builtin_clear_padding, types with padding bytes are left out as well.
+template <class Op>
+constexpr OpDigestFn op_digest_of() noexcept {
+#ifdef TLC_DETAIL_CLEAR_PADDING
+  constexpr bool clears_padding = true;
+#else
+  constexpr bool clears_padding = std::has_unique_object_representations_v<Op>;
+#endif
+  if constexpr (op_equal_of<Op>() != nullptr && !std::is_empty_v<Op> &&
+                std::is_trivially_copyable_v<Op> && clears_padding) {
+    return &op_digest<Op>;
   } else {
     return nullptr;
   }

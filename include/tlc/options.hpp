@@ -104,11 +104,15 @@ struct TeamOptions {
   /// (docs/imbalance.md). A forced algorithm (algorithms, TLC_ALGO_*) wins. "": TLC_LEADERS,
   /// else "auto".
   std::string leaders;
-  /// Every call across processes first compares, between the processes, what it is (collective,
-  /// element type, op, root, count per rank) and fails with tlc::Error (mismatch) on every thread
-  /// of every process, naming the process that differs, before any data moves. One small
-  /// MPI_Allgather and one release step per call (docs/reliability.md). Must be the same on every
-  /// process. Unset: TLC_CHECK, else off.
+  /// true: every call across processes first compares, between the processes, what it is
+  /// (collective, element type, op, the bytes of an op object whose type has operator==, root,
+  /// count per rank, the counts of a v-variant) and fails with tlc::Error (mismatch) on every
+  /// thread of every process, naming the process that differs, before any data moves. One small
+  /// MPI_Allgather and one release step per call (docs/reliability.md). false: no call is
+  /// compared. Must be the same on every process. Unset: TLC_CHECK, else every call in a build of
+  /// tlc with assertions (no NDEBUG, CMAKE_BUILD_TYPE=Debug) and, in other builds, the calls
+  /// whose block per rank is 1 MiB or more (not v-variants), where the comparison costs a small
+  /// part of the call.
   std::optional<bool> check;
   /// Arrival telemetry (include/tlc/stats.hpp, Team::stats()): unset: TLC_STATS, else off. With
   /// TLC_STATS=1, process 0 also prints every process's table on stderr when the team is

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -320,9 +321,15 @@ namespace {
 // the others' call with its next one, which differs in one of these unless it is the same call.
 // The last two are the v-variants' counts (count_pairs below): not equal between processes but
 // adding up to the same total.
-constexpr const char* signature_fields[] = {"collective",   "op",        "element type",
-                                            "element size", "root",      "count per rank",
-                                            "v sent",       "v expected"};
+constexpr const char* signature_fields[] = {"collective",
+                                            "op",
+                                            "element type",
+                                            "element size",
+                                            "root",
+                                            "count per rank",
+                                            "op object (a digest of its bytes)",
+                                            "v sent",
+                                            "v expected"};
 constexpr std::size_t signature_size = std::size(signature_fields);
 constexpr std::size_t equal_fields = signature_size - 2;
 
@@ -395,6 +402,7 @@ std::array<std::int64_t, signature_size> signature_of(const Call& c, std::size_t
           static_cast<std::int64_t>(c.type.size),
           traits_of(c.collective).has_root ? c.root : -1,
           traits_of(c.collective).v_variant ? -1 : static_cast<std::int64_t>(count),
+          c.op_digest ? static_cast<std::int64_t>(c.op_digest(c.op_object)) : 0,
           pairs[0],
           pairs[1]};
 }
@@ -407,6 +415,11 @@ std::string describe(std::size_t field, std::int64_t v) {
       return to_string(static_cast<BuiltinOp>(v));
     case 2:
       return to_string(static_cast<TypeClass>(v));
+    case 6: {
+      char hex[24];
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(v));
+      return hex;
+    }
     default:
       return std::to_string(v);
   }
@@ -453,13 +466,13 @@ std::string compare_processes(TeamImpl& team, const CallView& view) {
       signature_of(first.call, first.count,
                    count_pairs(first.call.collective, team.threads(), team.global_rank(0),
                                team.size(), [&](int t) -> const Call& { return view[t].call; }));
-  const std::vector<std::int64_t> all = team.comm().allgather(mine);
+  const std::vector<std::int64_t> all = team.check_comm().allgather(mine);
   return compare_signatures(all, team.processes());
 }
 
 std::string compare_processes(TeamImpl& team, const CallDescriptor& d) {
   const auto mine = signature_of(d.call, d.count, {0, 0});
-  const std::vector<std::int64_t> all = team.comm().allgather(mine);
+  const std::vector<std::int64_t> all = team.check_comm().allgather(mine);
   return compare_signatures(all, team.processes());
 }
 
@@ -505,7 +518,7 @@ CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
     problem = unequal_ops(view);
     if (problem.empty()) team.rendezvous().sync(me);
   }
-  if (problem.empty() && team.checks_processes()) {
+  if (problem.empty() && team.checks_call(first.count * first.call.type.size)) {
     // Before any data moves, the processes compare their calls: thread 0 asks, the others wait.
     // Thread 0 first waits until every thread here has finished the checks above (which read
     // thread 0's arrays): once it has the verdict it may throw and return, and its arrays go.

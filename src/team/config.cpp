@@ -17,6 +17,14 @@ namespace tlc::detail {
 
 namespace {
 
+// A build with assertions (CMAKE_BUILD_TYPE=Debug) is for finding mistakes: it compares every
+// call across processes unless told not to.
+#ifdef NDEBUG
+constexpr CheckPolicy default_check_policy = CheckPolicy::large_calls;
+#else
+constexpr CheckPolicy default_check_policy = CheckPolicy::every_call;
+#endif
+
 const char* variable(const char* name) {
   const char* text = std::getenv(name);
   return text && *text ? text : nullptr;
@@ -173,7 +181,10 @@ Config Config::read(const TeamOptions& o) {
   c.timeout_aborts_job = either(o.timeout_action, "TeamOptions::timeout_action",
                                 "TLC_TIMEOUT_ACTION", "error", "abort");
   c.pipeline_chunk_asked = pipeline_chunk(o);
-  c.check = o.check.value_or(env_switch("TLC_CHECK").value_or(false));
+  if (const std::optional<bool> every = o.check ? o.check : env_switch("TLC_CHECK"))
+    c.check = *every ? CheckPolicy::every_call : CheckPolicy::none;
+  else
+    c.check = default_check_policy;
   const std::optional<bool> stats_variable = env_switch("TLC_STATS");
   c.stats = o.stats.value_or(stats_variable.value_or(false));
   c.stats_report = c.stats && stats_variable.value_or(false);

@@ -13,6 +13,19 @@
 
 namespace tlc::detail {
 
+// Which calls across processes compare their signatures first (TLC_CHECK, algo/validation.cpp).
+enum class CheckPolicy : unsigned char {
+  none,         // TLC_CHECK=0
+  large_calls,  // unset, in a build with NDEBUG: calls whose block is check_from_bytes or more
+  every_call,   // TLC_CHECK=1, or unset in a build with assertions
+};
+
+// The block size (bytes of one rank's block, as CallDescriptor::count) from which a call is
+// compared across processes by default: where the comparison costs a small part of the call
+// (docs/reliability.md, "What TLC_CHECK costs"). Only a size every process computes alike may
+// decide it (v-variants, whose counts differ by rank, are compared with TLC_CHECK=1 only).
+inline constexpr std::size_t check_from_bytes = std::size_t{1} << 20;
+
 struct Config {
   PlacementRequest placement;  // TLC_THREADS, TLC_LANES (pin is decided with the topology)
   std::optional<bool> pin;     // TLC_PIN; unset: pin when every thread fits on a PU
@@ -26,10 +39,10 @@ struct Config {
   bool timeout_aborts_job = false;       // TLC_TIMEOUT_ACTION=abort: MPI_Abort instead of Error
   std::size_t pipeline_chunk_asked = 0;  // TLC_PIPELINE_CHUNK; 0: not asked for
   bool stats = false;                    // TeamOptions::stats, else TLC_STATS
-  bool check = false;                    // TeamOptions::check, else TLC_CHECK
-  bool stats_report = false;             // on, and TLC_STATS=1: print the table at team destruction
-  int max_requests = 1024;               // TeamOptions::max_requests, else TLC_MAX_REQUESTS
-  bool progress_thread = false;          // TeamOptions::progress, else TLC_PROGRESS: "thread"
+  CheckPolicy check = CheckPolicy::large_calls;  // TeamOptions::check, else TLC_CHECK
+  bool stats_report = false;     // on, and TLC_STATS=1: print the table at team destruction
+  int max_requests = 1024;       // TeamOptions::max_requests, else TLC_MAX_REQUESTS
+  bool progress_thread = false;  // TeamOptions::progress, else TLC_PROGRESS: "thread"
   // TLC_ALGO_<COLLECTIVE>, TLC_FALLBACK, TLC_VERBOSE, TLC_COST_*. The team fills in the chunk
   // and whether movers pipeline once the processes have agreed on them.
   PlanSettings plan;

@@ -262,10 +262,11 @@ void PostedCalls::advance_order(TeamImpl& team, std::uint64_t sequence, Packed p
     now.reset();
     ++next_to_post_;
     if (!p.call) continue;  // a persistent init holds its place in the order only
-    if (!p.failure && team.checks_processes() && (p.round == 1 || !awaiting_check_.empty())) {
+    const bool compares = p.round == 1 && compared_across_processes(team, *p.call);
+    if (!p.failure && (compares || !awaiting_check_.empty())) {
       // TLC_CHECK: the step waits for the comparison of its call (nonblocking calls and first
       // rounds), or behind an earlier call's, so that the steps keep their order.
-      if (p.round == 1) {
+      if (compares) {
         try {
           post_check(team, *p.call);
         } catch (...) {
@@ -308,6 +309,11 @@ void PostedCalls::post_step(TeamImpl& team, Packed p) {
   }
 }
 
+bool PostedCalls::compared_across_processes(const TeamImpl& team, const PostedCall& call) {
+  const PostedEntry& first = call.entries[0];
+  return team.checks_call(first.count * first.call.type.size);
+}
+
 void PostedCalls::post_check(TeamImpl& team, PostedCall& call) {
   const auto P = static_cast<std::size_t>(team.processes());
   const std::size_t fields = call_signature_size();
@@ -331,7 +337,7 @@ void PostedCalls::pump_checks(TeamImpl& team) {
   std::lock_guard<BriefLock> lock(order_lock_);
   while (!awaiting_check_.empty()) {
     Packed& p = awaiting_check_.front();
-    if (p.round == 1) {
+    if (p.round == 1 && compared_across_processes(team, *p.call)) {
       bool compared = false;
       try {
         compared = team.posted_check_comm().test(p.call->check_op);
@@ -477,7 +483,12 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
   while (!test(call, round, me)) {
     if (call.posted.load(std::memory_order_acquire) < round &&
         call.check_queued.load(std::memory_order_acquire) >= round) {
-      // TLC_CHECK: its step waits for a comparison across processes; advance() pumps them.
+      // TLC_CHECK: its step waits for a comparison across processes; advance() pumps them. A
+      // long wait is compared as the call's own: a process that compares a call the others do
+      // not (their sizes differ) is found waiting in a call that differs.
+      const PostedEntry& mine = call.entries[static_cast<std::size_t>(me)];
+      const CallFingerprint what = fingerprint_of(mine.call, mine.count, false);
+      const ProcessFailures::PostedWait told(call.pack_sequence, &what);
       team.posted_check_comm().wait_until([&] { return advance(call, round); },
                                           "the TLC_CHECK comparison of a nonblocking call");
       continue;

@@ -243,6 +243,8 @@ class PostedCalls {
   void post_step(TeamImpl& team, Packed p);
   // Under order_lock_, TLC_CHECK: posts the comparison of p's call with the other processes'.
   static void post_check(TeamImpl& team, PostedCall& call);
+  // Whether the call's first round compares itself with the other processes' (TLC_CHECK).
+  static bool compared_across_processes(const TeamImpl& team, const PostedCall& call);
   // TLC_CHECK: packed calls whose step waits for a comparison (under order_lock_), in order.
   std::deque<Packed> awaiting_check_;
   std::atomic<int> awaiting_count_{0};

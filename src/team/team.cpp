@@ -131,7 +131,7 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
   // What every process must agree on, in one MPI call: each value and its negation give the
   // largest and the smallest over the processes.
   const int chunk = static_cast<int>(config.pipeline_chunk_asked);  // at most 1 GiB
-  const int check = config.check ? 1 : 0;
+  const int check = static_cast<int>(config.check);
   // The cost model's parameters decide the plan, whose MPI calls must pair up.
   const int costs = cost_fingerprint(config.plan.costs, config.plan.measured);
   // Forced algorithms and leaders decide which MPI calls a collective makes.
@@ -157,11 +157,11 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
     throw Error(Errc::invalid_argument,
                 "tlc: processes asked for different pipeline chunk sizes; set "
                 "TeamOptions::pipeline_chunk_bytes or TLC_PIPELINE_CHUNK the same everywhere");
-  // With TLC_CHECK every call exchanges its signature: a process without it would not.
+  // With TLC_CHECK a call exchanges its signature: a process without it would not.
   if (agreed[5] != -agreed[6])
     throw Error(Errc::invalid_argument,
-                "tlc: TLC_CHECK (TeamOptions::check) is on in some processes and off in others; "
-                "set it the same everywhere");
+                "tlc: TLC_CHECK (TeamOptions::check) differs between processes (on, off, or "
+                "unset in a build with assertions and one without); set it the same everywhere");
   if (agreed[9] != -agreed[10])
     throw Error(Errc::invalid_argument,
                 "tlc: processes force different algorithms or leaders (TeamOptions::algorithms, "
@@ -172,7 +172,8 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
                 "tlc: processes have different cost model parameters (TeamOptions::tuning_file, "
                 "TLC_TUNING, TLC_COST_*), so their plans could differ; give every process the "
                 "same");
-  check_processes_ = config.check && processes() > 1;
+  if (processes() > 1 && config.check != CheckPolicy::none)
+    check_from_bytes_ = config.check == CheckPolicy::every_call ? 0 : check_from_bytes;
   if (config.pipeline_chunk_asked) config.plan.pipeline_chunk_bytes = config.pipeline_chunk_asked;
   // A pipelined bcast (or allgather, gather, scatter, alltoall, reduce_scatter_block) overlaps
   // the threads' copies of chunk i with the network step of chunk i+1, which needs cores to
@@ -188,7 +189,9 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
     exchange_comm_->set_polite(oversubscribed);
     posted_comm_ = std::make_unique<ProcessComm>(comm_->get());
     posted_comm_->set_polite(oversubscribed);
-    if (check_processes_) {
+    if (checks_processes()) {
+      check_comm_ = std::make_unique<ProcessComm>(comm_->get());
+      check_comm_->set_polite(oversubscribed);
       posted_check_comm_ = std::make_unique<ProcessComm>(comm_->get());
       posted_check_comm_->set_polite(oversubscribed);
     }
@@ -208,16 +211,17 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
   watch.why = [this] { return rendezvous_.waiter().abort_reason(); };
   if (failures_.connected()) watch.listen = [this] { failures_.listen(); };
   watch.abort_job_on_timeout = config.timeout_aborts_job;
-  if (posted_check_comm_) posted_check_comm_->set_watch(watch);
   if (switch_comm_) switch_comm_->set_watch(watch);
   // The waits of calls are also compared with the other processes' once they last (not those
-  // of the leader switch's and TLC_CHECK's own agreements).
+  // of the leader switch's agreements), TLC_CHECK's comparisons included.
   if (failures_.connected() && config.suspect_seconds > 0) {
     watch.long_waits = &failures_;
     watch.suspect_seconds = config.suspect_seconds;
   }
   if (posted_comm_) posted_comm_->set_watch(watch);
   comm_->set_watch(watch);
+  if (check_comm_) check_comm_->set_watch(watch);
+  if (posted_check_comm_) posted_check_comm_->set_watch(watch);
   for (auto& lane : lanes_) lane->set_watch(watch);
   if (exchange_comm_) exchange_comm_->set_watch(watch);
   leader_switch_.prepare(threads_, switch_comm_.get(), config.plan.verbose && comm_->rank() == 0);
@@ -303,6 +307,22 @@ void TeamImpl::report_stats() {
 // ---------------------------------------------------------------------------------------------
 // Threads
 
+namespace {
+
+// What the threads woken by a thread's exception are told: what it threw, so that each of them
+// names the original error and not only the thread.
+std::string describe_exception(const std::exception_ptr& thrown) {
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const std::exception& e) {
+    return std::string("an exception: ") + e.what();
+  } catch (...) {
+    return "an exception";
+  }
+}
+
+}  // namespace
+
 void TeamImpl::run(const std::function<void(Thread&)>& body) {
   rendezvous_.waiter().throw_if_aborted();
   int held = 0;
@@ -329,8 +349,8 @@ void TeamImpl::run(const std::function<void(Thread&)>& body) {
         body(me);
         rendezvous_.leave(index);  // a thread still calling gets an error, not a hang
       },
-      [&](int index) {
-        if (!aborted()) abort(who(index) + " threw an exception");
+      [&](int index, const std::exception_ptr& thrown) {
+        if (!aborted()) abort(who(index) + " threw " + describe_exception(thrown));
       });
   for (int i = 0; i < threads_; ++i) {
     rendezvous_.rejoin(i);  // threads attached later may call before the others attach

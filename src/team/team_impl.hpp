@@ -114,7 +114,16 @@ class TeamImpl {
   void call_failed(int me, const Error& e);
 
   // --- TLC_CHECK (algo/validation.cpp) ---
-  bool checks_processes() const noexcept { return check_processes_; }
+  // Whether some calls of the team compare themselves across processes (TLC_CHECK, or by
+  // default its large calls), and whether the call whose blocks hold `block_bytes` does: the
+  // processes decide alike, from what they all pass (config.hpp, CheckPolicy).
+  bool checks_processes() const noexcept { return check_from_bytes_ != no_check; }
+  bool checks_call(std::size_t block_bytes) const noexcept {
+    return block_bytes >= check_from_bytes_;
+  }
+  // The duplicate of the process communicator on which blocking calls compare (a process that
+  // compares a call the others do not, since their sizes differ, must not meet their steps).
+  ProcessComm& check_comm() noexcept { return *check_comm_; }
   // The verdict of the current call's comparison across processes: written by thread 0 before
   // it releases the others, read by them after (until the next call's begin step).
   std::string& process_verdict() noexcept { return process_verdict_; }
@@ -193,6 +202,7 @@ class TeamImpl {
   std::unique_ptr<ProcessComm> exchange_comm_;
   std::unique_ptr<ProcessComm> posted_comm_;
   std::unique_ptr<ProcessComm> posted_check_comm_;
+  std::unique_ptr<ProcessComm> check_comm_;
   std::unique_ptr<ProcessComm> switch_comm_;  // the leader switch's agreements
   LeaderSwitch leader_switch_;
   Planner planner_;
@@ -203,7 +213,8 @@ class TeamImpl {
   std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
   Telemetry telemetry_;
   bool stats_report_ = false;
-  bool check_processes_ = false;  // TLC_CHECK, several processes
+  static constexpr std::size_t no_check = ~std::size_t{0};
+  std::size_t check_from_bytes_ = no_check;  // the smallest block compared (TLC_CHECK)
   std::string process_verdict_;
   // TLC_STATS=1: the table of every process's stats on process 0's stderr (team destruction).
   void report_stats();

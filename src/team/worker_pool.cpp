@@ -25,7 +25,7 @@ void WorkerPool::main(int index) {
   bool started = false;
   for (;;) {
     const std::function<void(int)>* body = nullptr;
-    const std::function<void(int)>* on_failure = nullptr;
+    const OnFailure* on_failure = nullptr;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       start_.wait(lock, [&] { return stopping_ || generation_ != seen; });
@@ -34,7 +34,7 @@ void WorkerPool::main(int index) {
       body = body_;
       on_failure = on_failure_;
     }
-    bool failed = false;
+    std::exception_ptr failure;
     try {
       if (!started) {
         on_start_(index);
@@ -43,14 +43,14 @@ void WorkerPool::main(int index) {
       (*body)(index);
     } catch (const TeamAborted&) {
       // A consequence of another thread's failure: reported only if nothing else is.
-      failed = true;
+      failure = std::current_exception();
       std::lock_guard<std::mutex> lock(mutex_);
       if (!first_error_) {
         first_error_ = std::current_exception();
         first_is_consequence_ = true;
       }
     } catch (...) {
-      failed = true;
+      failure = std::current_exception();
       std::lock_guard<std::mutex> lock(mutex_);
       if (!first_error_ || first_is_consequence_) {
         first_error_ = std::current_exception();
@@ -58,7 +58,7 @@ void WorkerPool::main(int index) {
       }
     }
     // Recorded before the others are woken, so the original exception is the one returned.
-    if (failed) (*on_failure)(index);
+    if (failure) (*on_failure)(index, failure);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       --running_;
@@ -68,7 +68,7 @@ void WorkerPool::main(int index) {
 }
 
 std::exception_ptr WorkerPool::run(const std::function<void(int)>& body,
-                                   const std::function<void(int)>& on_failure) {
+                                   const OnFailure& on_failure) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     first_error_ = nullptr;

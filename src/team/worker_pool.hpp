@@ -22,10 +22,11 @@ class WorkerPool {
 
   // Runs body(index) on every worker and waits for all of them. A body that throws has its
   // exception recorded (the first one is returned, preferring any exception to a TeamAborted,
-  // which is only ever a consequence of another failure) and then on_failure(index) called, so
-  // that the others can be woken while the original exception is the one reported.
-  std::exception_ptr run(const std::function<void(int)>& body,
-                         const std::function<void(int)>& on_failure);
+  // which is only ever a consequence of another failure) and then on_failure(index, its
+  // exception) called, so that the others can be woken while the original exception is the one
+  // reported.
+  using OnFailure = std::function<void(int, const std::exception_ptr&)>;
+  std::exception_ptr run(const std::function<void(int)>& body, const OnFailure& on_failure);
 
  private:
   void main(int index);
@@ -38,7 +39,7 @@ class WorkerPool {
   int running_ = 0;
   bool stopping_ = false;
   const std::function<void(int)>* body_ = nullptr;
-  const std::function<void(int)>* on_failure_ = nullptr;
+  const OnFailure* on_failure_ = nullptr;
   std::exception_ptr first_error_;
   bool first_is_consequence_ = false;  // first_error_ is a TeamAborted
 };

@@ -3,8 +3,10 @@
 // is written; calls that agree run as usual; the setting itself must agree across processes.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mpi/test_common.hpp"
@@ -29,15 +31,17 @@ struct Seen {
 
 // Runs `call` on every thread of a checked team (process 1 deviates in the way `call` says) and
 // returns what each local thread saw; the receive buffer starts as NaN.
+// `elements`: of the send buffer (the receive buffer holds one such block per rank).
 template <class Call>
-std::vector<Seen> run_checked(int threads, Call&& call, const std::string& leaders = "") {
-  tlc::Team team(MPI_COMM_WORLD, checked(threads, leaders));
+std::vector<Seen> run_team(const tlc::TeamOptions& options, std::size_t elements, Call&& call) {
+  tlc::Team team(MPI_COMM_WORLD, options);
+  const int threads = team.threads();
   bool still_works = true;
   std::vector<Seen> seen(static_cast<std::size_t>(threads));
   team.run([&](tlc::Thread& me) {
     Seen& mine = seen[static_cast<std::size_t>(me.local_index())];
-    std::vector<double> send(64, 1.0 + me.rank());
-    std::vector<double> recv(64 * static_cast<std::size_t>(me.size()),
+    std::vector<double> send(elements, 1.0 + me.rank());
+    std::vector<double> recv(elements * static_cast<std::size_t>(me.size()),
                              std::numeric_limits<double>::quiet_NaN());
     try {
       call(me, send, recv);
@@ -50,6 +54,11 @@ std::vector<Seen> run_checked(int threads, Call&& call, const std::string& leade
   });
   EXPECT_TRUE(still_works) << "the team broke after the checked failure";
   return seen;
+}
+
+template <class Call>
+std::vector<Seen> run_checked(int threads, Call&& call, const std::string& leaders = "") {
+  return run_team(checked(threads, leaders), 64, std::forward<Call>(call));
 }
 
 void expect_named(const std::vector<Seen>& seen, const std::string& what) {
@@ -274,6 +283,78 @@ TEST(Check, CallsThatAgreeRunAsUsual) {
     }
   });
   expect_clean(outcomes, "checked team");
+}
+
+// A user op with state, which says that its state matters (operator==).
+struct ScaledSum {
+  double scale = 1;
+  double operator()(double a, double b) const { return a + scale * b; }
+  friend bool operator==(const ScaledSum&, const ScaledSum&) = default;
+};
+
+// Op objects of one type whose state differs between processes (each process's threads agree):
+// compared by a digest of their bytes, also through tlc::commutative.
+TEST(Check, OpObjectsThatDifferBetweenProcessesFailEverywhere) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const int threads = 1 + world_rank() % 2;
+  const bool odd = world_rank() == 1;
+  using Buffers = std::vector<double>;
+  const ScaledSum op{odd ? 2.0 : 1.0};
+  expect_named(run_checked(threads,
+                           [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
+                             me.allreduce(std::span<const double>(send.data(), 64),
+                                          std::span<double>(recv.data(), 64), op);
+                           }),
+               "op object");
+  expect_named(run_checked(threads,
+                           [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
+                             me.reduce(std::span<const double>(send.data(), 64),
+                                       std::span<double>(recv.data(), 64), 0, tlc::commutative(op));
+                           }),
+               "op object");
+}
+
+// What is not compared gives no false alarm: op objects of equal state, and lambdas, whose
+// captures by reference are addresses that differ between processes and threads.
+TEST(Check, OpObjectsOfEqualStateAndLambdasRunAsUsual) {
+  const int threads = 1 + world_rank() % 3;
+  tlc::Team team(MPI_COMM_WORLD, checked(threads));
+  std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
+  team.run([&](tlc::Thread& me) {
+    Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+    const double n = me.size();
+    const double ranks = n * (n - 1) / 2;
+    const double x = me.rank();
+    if (me.allreduce(x, ScaledSum{1.0}) != ranks && out.mismatches++ == 0)
+      out.first_mismatch = "ScaledSum";
+    double scale = 1.0;  // on each thread's stack
+    auto by_reference = [&scale](double a, double b) { return a + scale * b; };
+    if (me.allreduce(x, by_reference) != ranks && out.mismatches++ == 0)
+      out.first_mismatch = "lambda";
+  });
+  expect_clean(outcomes, "checked team");
+}
+
+// Unset (no TeamOptions::check, no TLC_CHECK), calls whose blocks are 1 MiB or more are compared
+// (a build with assertions compares every call).
+TEST(Check, LargeCallsAreComparedByDefault) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  if (std::getenv("TLC_CHECK")) GTEST_SKIP() << "TLC_CHECK is set";
+  const int threads = 1 + world_rank() % 2;
+  const bool odd = world_rank() == 1;
+  const std::size_t large = (std::size_t{1} << 20) / sizeof(double);
+  using Buffers = std::vector<double>;
+  for (const char* leaders : {"static", "dynamic"}) {
+    tlc::TeamOptions o = test_options(threads);
+    o.leaders = leaders;
+    expect_named(run_team(o, large + 8,
+                          [&](tlc::Thread& me, Buffers& send, Buffers& recv) {
+                            const std::size_t n = odd ? large + 8 : large;
+                            me.reduce(std::span<const double>(send.data(), n),
+                                      std::span<double>(recv.data(), n), 0);
+                          }),
+                 "count per rank");
+  }
 }
 
 TEST(Check, MustBeOnEverywhereOrNowhere) {

@@ -35,7 +35,8 @@ struct Call {
   BuiltinOp op = BuiltinOp::none;
   CombineFn combine = nullptr;
   const void* op_object = nullptr;
-  OpEqualFn op_equal = nullptr;  // compares op objects of the call's op type, where it can
+  OpEqualFn op_equal = nullptr;    // compares op objects of the call's op type, where it can
+  OpDigestFn op_digest = nullptr;  // the op object's bytes as one word (TLC_CHECK), where it can
   bool commutative = true;
   // v-variants only (the caller's, alive during the call); empty spans for the others.
   const VariantLayout* layout = nullptr;
@@ -76,6 +77,7 @@ void set_op(Call& call, const Op& op) {
   call.combine = &combine<T, Op>;
   call.op_object = &op;
   call.op_equal = op_equal_of<Op>();
+  call.op_digest = op_digest_of<Op>();
   call.commutative = is_commutative<Op>::value;
 }
 }  // namespace detail

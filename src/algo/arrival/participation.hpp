@@ -64,6 +64,7 @@ class Participation {
   Participation(TeamImpl& team, int me, CallDescriptor d) : team_(team) {
     const std::string invalid = d.invalid;
     const Collective collective = d.call.collective;
+    const bool compared = team.checks_call(d.count * d.call.type.size);
     const int root_rank = d.call.root;
     parity = team.rendezvous().begin_arrival_call(me, std::move(d));
     const auto T = static_cast<std::uint64_t>(team.threads());
@@ -80,7 +81,7 @@ class Participation {
                                                     std::string("tlc ") + to_string(collective) +
                                                         ": " + team.who(me) + ": " + invalid)));
     }
-    if (team.checks_processes()) {
+    if (compared) {
       try {
         check_processes(collective, me);
       } catch (...) {
