@@ -3,6 +3,7 @@
 // carries the checked call; the planner (src/select/) has already decided what runs.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -61,6 +62,12 @@ std::size_t call_signature_size() noexcept;
 void write_call_signature(std::span<const Call* const> calls, int first_rank, int ranks,
                           std::size_t count, std::int64_t* out);
 std::string compare_signatures(std::span<const std::int64_t> all, int processes);
+// The two words of TLC_CHECK's signature that carry a v-variant's counts, for the calls of all
+// threads here (as write_call_signature): what this process's ranks send, what they expect; over
+// all processes the sums of each are equal when every pair of ranks agrees (the long-wait
+// comparison, team/process_failures.cpp).
+std::array<std::uint64_t, 2> variant_count_words(std::span<const Call* const> calls, int first_rank,
+                                                 int ranks);
 // What the descriptors of all threads of the process show that their fingerprints cannot (user
 // op functions, v-variant counts against the sizes the ranks pass); "" when they agree. For a
 // thread that sees every descriptor of the call.

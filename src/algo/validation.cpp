@@ -547,4 +547,16 @@ CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
               std::string("tlc ") + to_string(first.call.collective) + ": " + problem);
 }
 
+// The long-wait comparison (team/process_failures.cpp) puts the same two words in the waiting
+// note of a v-variant call, computed only once a wait has lasted: calls that complete soon pay
+// nothing for it.
+std::array<std::uint64_t, 2> variant_count_words(std::span<const Call* const> calls, int first_rank,
+                                                 int ranks) {
+  if (calls.empty()) return {0, 0};
+  const auto words =
+      count_pairs(calls[0]->collective, static_cast<int>(calls.size()), first_rank, ranks,
+                  [&](int t) -> const Call& { return *calls[static_cast<std::size_t>(t)]; });
+  return {static_cast<std::uint64_t>(words[0]), static_cast<std::uint64_t>(words[1])};
+}
+
 }  // namespace tlc::detail
