@@ -57,11 +57,13 @@ bool ProcessAlarm::drop_sent() {
   return true;
 }
 
-void ProcessAlarm::send(Kind kind, std::uint64_t call, const std::string& text) {
-  send_to(-1, kind, call, text);
+void ProcessAlarm::send(Kind kind, std::uint64_t call, const std::string& text,
+                        const std::optional<CountWords>& counts) {
+  send_to(-1, kind, call, text, counts);
 }
 
-void ProcessAlarm::send_to(int process, Kind kind, std::uint64_t call, const std::string& text) {
+void ProcessAlarm::send_to(int process, Kind kind, std::uint64_t call, const std::string& text,
+                           const std::optional<CountWords>& counts) {
   std::lock_guard<std::mutex> guard(send_mutex_);
   auto lock = serialize_mpi();
   // Heartbeats of long waits keep sending: keep only the notes still in flight.
@@ -72,6 +74,9 @@ void ProcessAlarm::send_to(int process, Kind kind, std::uint64_t call, const std
   note.kind = static_cast<std::int32_t>(kind);
   note.process = rank_;
   note.call = call;
+  note.counted = counts ? 1 : 0;
+  note.counts[0] = counts ? (*counts)[0] : 0;
+  note.counts[1] = counts ? (*counts)[1] : 0;
   const std::size_t length = std::min(text.size(), text_capacity - 1);
   std::memcpy(note.text, text.data(), length);
   note.text[length] = '\0';
@@ -100,8 +105,10 @@ std::optional<ProcessAlarm::Note> ProcessAlarm::receive() {
     const Wire wire = inbox_;
     post_receive();
     if (wire.team != team_) continue;  // to a team destroyed before this one was made
-    return Note{static_cast<Kind>(wire.kind), wire.process, wire.call,
-                std::string(wire.text, strnlen(wire.text, text_capacity))};
+    Note note{static_cast<Kind>(wire.kind), wire.process, wire.call,
+              std::string(wire.text, strnlen(wire.text, text_capacity)), std::nullopt};
+    if (wire.counted) note.counts = CountWords{wire.counts[0], wire.counts[1]};
+    return note;
   }
 }
 

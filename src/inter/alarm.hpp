@@ -11,6 +11,7 @@
 // comparison of long waits (team/process_failures.hpp).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -32,7 +33,8 @@ class ProcessAlarm {
     // will complete.
     broken = 2,
     // The sender has waited in call `call` for longer than TLC_SUSPECT_MS; the text says what
-    // call it makes there (team/process_failures.hpp compares it with the receiver's).
+    // call it makes there (team/process_failures.hpp compares it with the receiver's), and for a
+    // v-variant the counts say what its ranks send and expect.
     waiting = 3,
     // The sender's long wait in call `call` has ended.
     resumed = 4,
@@ -42,11 +44,16 @@ class ProcessAlarm {
     // the process's watch thread, team/watchman.hpp, also while no thread is inside tlc).
     alive = 6,
   };
+  // A process's two words of a v-variant call (algo/validation.cpp, variant_count_words): what
+  // its ranks send and what they expect, summed over pairs of ranks. Over all processes the two
+  // totals are equal when every pair agrees.
+  using CountWords = std::array<std::uint64_t, 2>;
   struct Note {
     Kind kind;
     int process;
     std::uint64_t call;
     std::string text;
+    std::optional<CountWords> counts;  // waiting notes of v-variant calls
   };
 
   // Collective over parent: duplicates it and posts the receive. team: the same number on
@@ -57,9 +64,11 @@ class ProcessAlarm {
   ProcessAlarm& operator=(const ProcessAlarm&) = delete;
 
   // Sends a note to every other process (non-blocking; the note's text is cut to fit).
-  void send(Kind kind, std::uint64_t call, const std::string& text);
+  void send(Kind kind, std::uint64_t call, const std::string& text,
+            const std::optional<CountWords>& counts = std::nullopt);
   // The same to one process only.
-  void send_to(int process, Kind kind, std::uint64_t call, const std::string& text);
+  void send_to(int process, Kind kind, std::uint64_t call, const std::string& text,
+               const std::optional<CountWords>& counts = std::nullopt);
   // The next note that has arrived, if any. One thread reads at a time; a thread that finds
   // another reading gets nothing (that one passes the note on).
   std::optional<Note> receive();
@@ -77,6 +86,8 @@ class ProcessAlarm {
     std::int32_t kind;
     std::int32_t process;
     std::uint64_t call;
+    std::uint64_t counts[2];
+    std::int32_t counted;  // counts are set
     char text[text_capacity];
   };
   MPI_Comm comm_ = MPI_COMM_NULL;
