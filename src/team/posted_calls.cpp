@@ -519,7 +519,7 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
     // A long wait here is compared with the other processes' as "nonblocking call n".
     const PostedEntry& mine = call.entries[static_cast<std::size_t>(me)];
     const CallFingerprint what = fingerprint_of(mine.call, mine.count, false);
-    const ProcessFailures::PostedWait told(call.pack_sequence, &what);
+    const ProcessFailures::PostedWait told(call.pack_sequence, &what, &call);
     team.posted_comm().wait_until([&] { return advance(call, round); }, "a nonblocking collective");
   }
 }

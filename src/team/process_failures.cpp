@@ -2,9 +2,11 @@
 // processes, hearing from them, and settling how a call that failed here ended there.
 #include "team/process_failures.hpp"
 
-#include "inter/mpi_wait.hpp"  // pace_polite_wait
+#include "algo/algorithms.hpp"  // variant_count_words
+#include "inter/mpi_wait.hpp"   // pace_polite_wait
 #include "select/collective_traits.hpp"
-#include "team/rendezvous.hpp"  // CallFingerprint
+#include "team/posted_calls.hpp"  // PostedCall
+#include "team/rendezvous.hpp"    // CallFingerprint
 
 #include <algorithm>
 #include <chrono>
@@ -33,6 +35,7 @@ void ProcessFailures::bring_to_front() noexcept {
 }
 thread_local std::uint64_t ProcessFailures::posted_sequence_ = 0;
 thread_local const CallFingerprint* ProcessFailures::posted_fingerprint_ = nullptr;
+thread_local const PostedCall* ProcessFailures::posted_call_ = nullptr;
 
 std::string ProcessFailures::call_name(std::uint64_t k) {
   return k & posted_bit ? "nonblocking call " + std::to_string(k & ~posted_bit)
@@ -123,6 +126,7 @@ void ProcessFailures::hear(const ProcessAlarm::Note& note) {
       peer.state = Peer::State::waiting;
       peer.call = note.call;
       peer.what = note.text;
+      peer.counts = note.counts;
       peer.answer_due = true;
       return;
     case ProcessAlarm::Kind::alive:
@@ -201,6 +205,27 @@ void ProcessFailures::abort_if_waiting_for_gone() {
     }
 }
 
+std::optional<ProcessAlarm::CountWords> ProcessFailures::count_words(bool posted) {
+  const CallFingerprint* f = posted ? posted_fingerprint_ : current().fingerprint;
+  if (!f || !calls_ || !traits_of(static_cast<Collective>(f->collective)).v_variant) return {};
+  const Roster& roster = calls_->roster();
+  std::vector<const Call*> calls;
+  if (posted) {
+    // Every thread here has posted its entry (the wait is for the step between processes), and
+    // none is done with the call before the round completes.
+    if (!posted_call_) return {};
+    for (const PostedEntry& e : posted_call_->entries) calls.push_back(&e.call);
+  } else {
+    // The current thread is past the begin step of call k: every thread of this process has
+    // published its descriptor in the slot of k's parity, and stays in the call until its steps
+    // between processes are over (algo/pipeline.hpp; one thread here: direct forms), so the
+    // counts they point to are alive (an abort lets them leave: began() checked for one first).
+    const Rendezvous::CallView view{calls_, static_cast<int>(current_call() & 1)};
+    for (int t = 0; t < roster.threads(); ++t) calls.push_back(&view[t].call);
+  }
+  return variant_count_words(calls, roster.first_rank(), roster.size());
+}
+
 void ProcessFailures::began() {
   std::lock_guard<std::mutex> lock(mutex_);
   ++long_waiters_;
@@ -209,8 +234,9 @@ void ProcessFailures::began() {
   if (announced_call_ == k || aborted()) return;  // told by another thread
   announced_call_ = k;
   announced_what_ = describe(posted ? posted_fingerprint_ : current().fingerprint);
+  announced_counts_ = count_words(posted);
   announced_at_ = asked_at_ = Clock::now();
-  alarm_->send(ProcessAlarm::Kind::waiting, announced_call_, announced_what_);
+  alarm_->send(ProcessAlarm::Kind::waiting, announced_call_, announced_what_, announced_counts_);
 }
 
 void ProcessFailures::ended() noexcept {
@@ -278,6 +304,26 @@ std::string ProcessFailures::long_wait_mismatch(std::uint64_t k, const std::stri
     if (peer.call != k) all_in_this_call = false;
     everyone += "; " + there + " waits in " + call_name(peer.call) + ": " + peer.what;
   }
+  // Every process waits in this very v-variant call: none can still come with other counts, and
+  // the sums of their count words show whether every pair of ranks agrees (as TLC_CHECK's).
+  if (nobody_moves && all_in_this_call && announced_counts_) {
+    ProcessAlarm::CountWords sums = *announced_counts_;
+    bool counted = true;
+    for (std::size_t p = 0; p < peers_.size() && counted; ++p) {
+      if (static_cast<int>(p) == process_) continue;
+      counted = peers_[p].counts.has_value();
+      if (counted) {
+        sums[0] += (*peers_[p].counts)[0];
+        sums[1] += (*peers_[p].counts)[1];
+      }
+    }
+    if (counted && sums[0] != sums[1])
+      return "the processes disagree about the counts of " + call_name(k) + " of the team (" +
+             what +
+             "): every process waits in it, and the v-variant counts disagree between processes "
+             "(a count that some rank passes for a rank of another process differs from the "
+             "count that rank passes, or the processes pass different counts arrays)";
+  }
   // Nobody can go on, and not because every process waits in this very call (a call that is
   // slow inside MPI is not a mismatch). Processes ahead of a late one wait in later calls
   // legitimately, and a call's last transfers may still be under way after a process has left,
@@ -304,7 +350,8 @@ void ProcessFailures::compare() {
     if (why.empty() &&
         std::chrono::duration<double>(Clock::now() - asked_at_).count() > ask_every) {
       asked_at_ = Clock::now();
-      alarm_->send(ProcessAlarm::Kind::waiting, announced_call_, announced_what_);
+      alarm_->send(ProcessAlarm::Kind::waiting, announced_call_, announced_what_,
+                   announced_counts_);
     }
   }
   if (why.empty()) return;

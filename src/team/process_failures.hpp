@@ -28,13 +28,16 @@
 namespace tlc::detail {
 
 struct CallFingerprint;  // team/rendezvous.hpp
+class Rendezvous;        // team/rendezvous.hpp
+class PostedCall;        // team/posted_calls.hpp
 
 // Also the comparison of long waits (docs/reliability.md, "Calls that disagree across
 // processes"): a wait between processes that lasts longer than TLC_SUSPECT_MS is announced to the
 // other processes with the call's number and what the call is, and ended when they show that it
 // cannot complete: another process waits in the same call number for a different call, has left
 // the team before this call, or has not answered for TLC_SILENT seconds, or no process can go on
-// and their calls differ.
+// and their calls differ, or every process waits in the same v-variant call and their counts
+// disagree.
 class ProcessFailures final : public LongWaits {
  public:
   // `waiter` is the team's: an abort wakes every waiting thread of this process.
@@ -45,8 +48,11 @@ class ProcessFailures final : public LongWaits {
   // Until then a failure stays in this process.
   // suspect_seconds: TLC_SUSPECT_MS; silent_seconds: TLC_SILENT (0: never silent); verbose
   // (TLC_VERBOSE): each long wait that ends says on stderr how long it lasted and for whom.
+  // calls: the team's rendezvous, where a long wait in a v-variant call reads the counts of
+  // every thread of this process (only then: calls that complete soon pay nothing).
   void connect(MPI_Comm comm, int nonce, int process, int processes, double suspect_seconds,
-               double silent_seconds, bool verbose) {
+               double silent_seconds, bool verbose, const Rendezvous& calls) {
+    calls_ = &calls;
     process_ = process;
     processes_ = processes;
     suspect_seconds_ = suspect_seconds;
@@ -92,15 +98,20 @@ class ProcessFailures final : public LongWaits {
 
   // While it lives, the current thread waits for nonblocking call number `sequence` (the place
   // of the call, or persistent start, in the order of the process's posted calls, the same on
-  // every process), which f describes: a long wait says so instead of the blocking call.
+  // every process), which f describes: a long wait says so instead of the blocking call. call:
+  // the posted call, whose entries hold the counts of a v-variant for every thread of this
+  // process (read only when the wait lasts).
   class PostedWait {
    public:
-    PostedWait(std::uint64_t sequence, const CallFingerprint* f) noexcept
+    PostedWait(std::uint64_t sequence, const CallFingerprint* f,
+               const PostedCall* call = nullptr) noexcept
         : outer_sequence_(std::exchange(posted_sequence_, sequence)),
-          outer_fingerprint_(std::exchange(posted_fingerprint_, f)) {}
+          outer_fingerprint_(std::exchange(posted_fingerprint_, f)),
+          outer_call_(std::exchange(posted_call_, call)) {}
     ~PostedWait() {
       posted_sequence_ = outer_sequence_;
       posted_fingerprint_ = outer_fingerprint_;
+      posted_call_ = outer_call_;
     }
     PostedWait(const PostedWait&) = delete;
     PostedWait& operator=(const PostedWait&) = delete;
@@ -108,6 +119,7 @@ class ProcessFailures final : public LongWaits {
    private:
     std::uint64_t outer_sequence_;  // restored when this wait ends
     const CallFingerprint* outer_fingerprint_;
+    const PostedCall* outer_call_;
   };
 
   // LongWaits, for the waits of this team's calls between processes (blocking ones, and the
@@ -158,6 +170,11 @@ class ProcessFailures final : public LongWaits {
   std::uint64_t current_call() noexcept { return current().call; }
   static thread_local std::uint64_t posted_sequence_;  // 0: not waiting for a posted call
   static thread_local const CallFingerprint* posted_fingerprint_;
+  static thread_local const PostedCall* posted_call_;
+  const Rendezvous* calls_ = nullptr;  // connect()
+  // The words of this process's counts in the v-variant call the current thread waits in
+  // (posted: the posted call's); none for other calls.
+  std::optional<ProcessAlarm::CountWords> count_words(bool posted);
   // Long waits for posted calls are numbered apart from blocking calls: this bit set.
   static constexpr std::uint64_t posted_bit = std::uint64_t{1} << 63;
   static std::string call_name(std::uint64_t k);
@@ -166,8 +183,9 @@ class ProcessFailures final : public LongWaits {
   using Clock = std::chrono::steady_clock;
   struct Peer {
     enum class State { running, waiting, gone } state = State::running;
-    std::uint64_t call = 0;     // waiting: the call it waits in; gone: the calls it made
-    std::string what;           // waiting: the call it makes there
+    std::uint64_t call = 0;  // waiting: the call it waits in; gone: the calls it made
+    std::string what;        // waiting: the call it makes there
+    std::optional<ProcessAlarm::CountWords> counts;  // waiting in a v-variant: its counts' words
     bool said_last = false;     // its last note (gone, or the team broken) has arrived
     bool answer_due = false;    // it waits long: the watch thread answers that this one is alive
     Clock::time_point heard{};  // its latest note
@@ -181,6 +199,7 @@ class ProcessFailures final : public LongWaits {
   int long_waiters_ = 0;              // threads of this process in a long wait
   std::uint64_t announced_call_ = 0;  // the call of this process's waiting note; 0: none
   std::string announced_what_;        // what that note said the call is
+  std::optional<ProcessAlarm::CountWords> announced_counts_;  // and its counts (v-variants)
   std::optional<Clock::time_point> all_waiting_since_;
   std::atomic<std::uint64_t> first_gone_{~std::uint64_t{0}};  // fewest calls of a process gone
 

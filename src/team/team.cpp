@@ -201,7 +201,7 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
       switch_comm_->set_polite(oversubscribed);
     }
     failures_.connect(comm_->get(), agreed[11], process(), processes(), config.suspect_seconds,
-                      config.silent_seconds, config.plan.verbose);
+                      config.silent_seconds, config.plan.verbose, rendezvous_);
   }
   // From here on a wait inside MPI ends when the team aborts, another process says it failed,
   // or TLC_TIMEOUT expires.
