@@ -13,6 +13,23 @@
 //                          all start; each waits for its requests
 //   late                   no mismatch: it sleeps 10 s before the allreduce all make, which
 //                          must complete with the right sum (the job then succeeds)
+// v-variants whose counts disagree between processes (every process makes the same call, so only
+// the counts can tell; each thread's counts agree with those of the threads of its process):
+//   alltoallv-zero         every process: each rank sends 64 elements to the ranks of its own
+//                          process and none to the others', but expects 64 from every rank
+//   ialltoallv-zero        the same, nonblocking (ialltoallv, then wait)
+//   alltoallv-init-zero    the same, persistent (alltoallv_init, one start, then wait)
+//   alltoallv-big          every process: each rank sends 256 Ki elements to the ranks of the
+//                          other processes but expects none from them
+//   alltoallv-odd          the same between it and the others only (the others agree)
+//   allgatherv-zero        its ranks contribute no element; the others expect 64 from each
+//   allgatherv-big         its ranks contribute 256 Ki elements; the others expect none
+//   allgatherv-cross       that, and the others' ranks contribute 256 Ki elements, which it
+//                          expects none of
+//   gatherv-zero           to root 0: its ranks send no element; the root expects 64 from each
+//   gatherv-big            to root 0: its ranks send 256 Ki elements; the root expects none
+//   alltoallv-late         no mismatch: it sleeps 10 s before an alltoallv of uneven counts,
+//                          which must complete with the right data (the job then succeeds)
 // A mismatch must end with an error on every thread of every process (each prints "process P
 // thread T: <what>"), within seconds of TLC_SUSPECT_MS, and the job must end.
 #include <chrono>
@@ -27,6 +44,85 @@
 
 namespace {
 
+// The v-variant scenarios. Rank r sends (r + 1) * 8 + s elements to rank s when their counts
+// agree; `across` is what the ranks of different processes send each other (as the sender and
+// the receiver see it).
+std::size_t agreed_count(int from, int to) { return static_cast<std::size_t>((from + 1) * 8 + to); }
+std::vector<std::size_t> displacements(const std::vector<std::size_t>& counts) {
+  std::vector<std::size_t> displs(counts.size());
+  for (std::size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  return displs;
+}
+std::size_t total(const std::vector<std::size_t>& counts) {
+  std::size_t n = 0;
+  for (const std::size_t c : counts) n += c;
+  return n;
+}
+
+// alltoallv between ranks of different processes: `sends` elements each way as the sender sees
+// it, `expects` as the receiver does; with odd_only, only between the last process and the others
+// (the others agree among themselves). Within a process the counts agree.
+// form: 'b' blocking, 'n' nonblocking (ialltoallv), 'p' persistent (alltoallv_init, one start).
+void alltoallv(tlc::Thread& me, std::size_t sends, std::size_t expects, bool odd_only, bool odd,
+               bool check, char form = 'b') {
+  const int N = me.size(), first = me.rank() - me.local_index();
+  const int first_odd = N - me.threads();  // every shape here has equal threads per process
+  const auto agreed = [&](int r) {
+    return (r >= first && r < first + me.threads()) || (odd_only && !odd && r < first_odd);
+  };
+  std::vector<std::size_t> send_counts(N), recv_counts(N);
+  for (int r = 0; r < N; ++r) {
+    send_counts[r] = agreed(r) ? agreed_count(me.rank(), r) : sends;
+    recv_counts[r] = agreed(r) ? agreed_count(r, me.rank()) : expects;
+  }
+  std::vector<double> send(total(send_counts)), recv(total(recv_counts), -1.0);
+  const std::vector<std::size_t> send_displs = displacements(send_counts),
+                                 recv_displs = displacements(recv_counts);
+  for (int r = 0; r < N; ++r)
+    for (std::size_t i = 0; i < send_counts[r]; ++i)
+      send[send_displs[r] + i] = me.rank() * 1000.0 + r;
+  const std::span<const double> from(send);
+  const std::span<double> to(recv);
+  if (form == 'n') {
+    me.ialltoallv(from, send_counts, send_displs, to, recv_counts, recv_displs).wait();
+  } else if (form == 'p') {
+    tlc::Persistent p =
+        me.alltoallv_init(from, send_counts, send_displs, to, recv_counts, recv_displs);
+    p.start();
+    p.wait();
+  } else {
+    me.alltoallv(from, send_counts, send_displs, to, recv_counts, recv_displs);
+  }
+  if (!check) return;
+  for (int r = 0; r < N; ++r)
+    for (std::size_t i = 0; i < recv_counts[r]; ++i)
+      if (recv[recv_displs[r] + i] != r * 1000.0 + me.rank())
+        throw std::runtime_error("alltoallv: wrong element " + std::to_string(i) + " from rank " +
+                                 std::to_string(r));
+}
+
+// allgatherv / gatherv to root 0: each rank of the last process contributes `given` elements,
+// which the other processes (the root) think are `seen`; the other ranks contribute 8 each. With
+// cross, also the other way round: the ranks of the other processes contribute `given`, which
+// the last process thinks are `seen`.
+void gathers(tlc::Thread& me, bool all, std::size_t given, std::size_t seen, bool cross, bool odd) {
+  const int N = me.size();
+  const int first_odd = N - me.threads();  // every shape here has equal threads per process
+  std::vector<std::size_t> counts(N, 8);
+  for (int r = 0; r < N; ++r)
+    if (r >= first_odd)
+      counts[r] = odd ? given : seen;
+    else if (cross)
+      counts[r] = odd ? seen : given;
+  const std::vector<std::size_t> displs = displacements(counts);
+  std::vector<double> send(counts[me.rank()], me.rank()), recv(total(counts));
+  if (all)
+    me.allgatherv(std::span<const double>(send), std::span<double>(recv), counts, displs);
+  else
+    me.gatherv(std::span<const double>(send),
+               std::span<double>(recv.data(), me.rank() == 0 ? recv.size() : 0), counts, displs, 0);
+}
+
 void report(const tlc::Thread& me, const std::string& what) {
   std::printf("process %d thread %d: %s\n", me.process(), me.local_index(), what.c_str());
   std::fflush(stdout);
@@ -37,6 +133,7 @@ int run(const std::string& scenario, int threads) {
   MPI_Comm_rank(MPI_COMM_WORLD, &process);
   MPI_Comm_size(MPI_COMM_WORLD, &processes);
   const bool odd = process == processes - 1;
+  const std::size_t big = std::size_t{1} << 18;  // elements: sent by rendezvous, not eagerly
   tlc::TeamOptions o;
   o.threads = threads;
   o.pin = false;
@@ -84,6 +181,29 @@ int run(const std::string& scenario, int threads) {
             if (sum[0] != me.size())
               throw std::runtime_error("wrong sum " + std::to_string(sum[0]) + ", expected " +
                                        std::to_string(me.size()));
+          } else if (scenario == "alltoallv-zero") {
+            alltoallv(me, 0, 64, false, odd, false);
+          } else if (scenario == "ialltoallv-zero") {
+            alltoallv(me, 0, 64, false, odd, false, 'n');
+          } else if (scenario == "alltoallv-init-zero") {
+            alltoallv(me, 0, 64, false, odd, false, 'p');
+          } else if (scenario == "alltoallv-big") {
+            alltoallv(me, big, 0, false, odd, false);
+          } else if (scenario == "alltoallv-odd") {
+            alltoallv(me, big, 0, true, odd, false);
+          } else if (scenario == "allgatherv-zero") {
+            gathers(me, true, 0, 64, false, odd);
+          } else if (scenario == "allgatherv-big") {
+            gathers(me, true, big, 0, false, odd);
+          } else if (scenario == "allgatherv-cross") {
+            gathers(me, true, big, 0, true, odd);
+          } else if (scenario == "gatherv-zero") {
+            gathers(me, false, 0, 64, false, odd);
+          } else if (scenario == "gatherv-big") {
+            gathers(me, false, big, 0, false, odd);
+          } else if (scenario == "alltoallv-late") {
+            if (odd && me.local_index() == 0) std::this_thread::sleep_for(std::chrono::seconds(10));
+            alltoallv(me, 24, 24, false, odd, true);
           } else {
             throw std::invalid_argument("unknown scenario " + scenario);
           }
@@ -114,7 +234,10 @@ int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr,
                  "usage: %s allreduce-vs-barrier|allreduce-vs-bcast|allreduce-counts|"
-                 "reduce-roots|extra-call|extra-call-then-leave|nonblocking|late THREADS\n",
+                 "reduce-roots|extra-call|extra-call-then-leave|nonblocking|late|"
+                 "[i]alltoallv-zero|alltoallv-init-zero|alltoallv-big|alltoallv-odd|"
+                 "allgatherv-zero|allgatherv-big|allgatherv-cross|gatherv-zero|gatherv-big|"
+                 "alltoallv-late THREADS\n",
                  argv[0]);
     return 2;
   }
