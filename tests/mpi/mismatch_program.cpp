@@ -5,6 +5,10 @@
 //   allreduce-vs-barrier   the others allreduce one double, it calls barrier
 //   allreduce-vs-bcast     the others allreduce one double, it bcasts one double from rank 0
 //   allreduce-counts       the others allreduce 1 Mi doubles, it 1 Mi + 1024
+//   compared-by-some       the others allreduce 1 Mi doubles, it one: by default (TLC_CHECK
+//                          unset) calls of 1 MiB blocks are compared across processes, so the
+//                          others wait in that comparison while it waits in its allreduce
+//   icompared-by-some      the same with iallreduce, then wait
 //   reduce-roots           the others reduce to rank 0, it to its own last rank
 //   extra-call             it makes a bcast the others do not make, then the allreduce all make
 //   extra-call-then-leave  the others make an allreduce it never makes: it destroys its team
@@ -154,6 +158,16 @@ int run(const std::string& scenario, int threads) {
               me.bcast(std::span<double>(one), 0);
             else
               me.allreduce(std::span<const double>(one), std::span<double>(sum));
+          } else if (scenario == "compared-by-some" || scenario == "icompared-by-some") {
+            const std::size_t n = odd ? 1 : std::size_t{1} << 20;
+            std::vector<double> send(n, 1.0), recv(n);
+            if (scenario == "compared-by-some") {
+              me.allreduce(std::span<const double>(send), std::span<double>(recv));
+            } else {
+              tlc::Request r =
+                  me.iallreduce(std::span<const double>(send), std::span<double>(recv));
+              r.wait();
+            }
           } else if (scenario == "allreduce-counts") {
             const std::size_t n = (std::size_t{1} << 20) + (odd ? 1024 : 0);
             std::vector<double> send(n, 1.0), recv(n);
@@ -232,13 +246,14 @@ int run(const std::string& scenario, int threads) {
 int main(int argc, char** argv) {
   tlc::Environment env(argc, argv);
   if (argc != 3) {
-    std::fprintf(stderr,
-                 "usage: %s allreduce-vs-barrier|allreduce-vs-bcast|allreduce-counts|"
-                 "reduce-roots|extra-call|extra-call-then-leave|nonblocking|late|"
-                 "[i]alltoallv-zero|alltoallv-init-zero|alltoallv-big|alltoallv-odd|"
-                 "allgatherv-zero|allgatherv-big|allgatherv-cross|gatherv-zero|gatherv-big|"
-                 "alltoallv-late THREADS\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s allreduce-vs-barrier|allreduce-vs-bcast|allreduce-counts|[i]compared-by-some|"
+        "reduce-roots|extra-call|extra-call-then-leave|nonblocking|late|"
+        "[i]alltoallv-zero|alltoallv-init-zero|alltoallv-big|alltoallv-odd|"
+        "allgatherv-zero|allgatherv-big|allgatherv-cross|gatherv-zero|gatherv-big|"
+        "alltoallv-late THREADS\n",
+        argv[0]);
     return 2;
   }
   return run(argv[1], std::atoi(argv[2]));
