@@ -23,8 +23,11 @@ enum class CheckPolicy : unsigned char {
 // The block size (bytes of one rank's block, as CallDescriptor::count) from which a call is
 // compared across processes by default: where the comparison costs a small part of the call
 // (docs/reliability.md, "What TLC_CHECK costs"). Only a size every process computes alike may
-// decide it (v-variants, whose counts differ by rank, are compared with TLC_CHECK=1 only).
+// decide it (v-variants, whose counts differ by rank, are compared with TLC_CHECK=1 only). On
+// an oversubscribed node the threads that wait for the comparison give up their cores and are
+// woken late, which costs a call far more: there only the largest calls are compared.
 inline constexpr std::size_t check_from_bytes = std::size_t{1} << 20;
+inline constexpr std::size_t check_from_bytes_oversubscribed = std::size_t{16} << 20;
 
 struct Config {
   PlacementRequest placement;  // TLC_THREADS, TLC_LANES (pin is decided with the topology)

@@ -173,7 +173,9 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
                 "TLC_TUNING, TLC_COST_*), so their plans could differ; give every process the "
                 "same");
   if (processes() > 1 && config.check != CheckPolicy::none)
-    check_from_bytes_ = config.check == CheckPolicy::every_call ? 0 : check_from_bytes;
+    check_from_bytes_ = config.check == CheckPolicy::every_call ? 0
+                        : agreed[4] != 0                        ? check_from_bytes_oversubscribed
+                                                                : check_from_bytes;
   if (config.pipeline_chunk_asked) config.plan.pipeline_chunk_bytes = config.pipeline_chunk_asked;
   // A pipelined bcast (or allgather, gather, scatter, alltoall, reduce_scatter_block) overlaps
   // the threads' copies of chunk i with the network step of chunk i+1, which needs cores to
