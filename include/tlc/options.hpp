@@ -111,8 +111,8 @@ struct TeamOptions {
   /// MPI_Allgather and one release step per call (docs/reliability.md). false: no call is
   /// compared. Must be the same on every process. Unset: TLC_CHECK, else every call in a build of
   /// tlc with assertions (no NDEBUG, CMAKE_BUILD_TYPE=Debug) and, in other builds, the calls
-  /// whose block per rank is 1 MiB or more (not v-variants), where the comparison costs a small
-  /// part of the call.
+  /// whose block per rank is 1 MiB or more (16 MiB where a node is known oversubscribed; not
+  /// v-variants), where the comparison costs a small part of the call.
   std::optional<bool> check;
   /// Arrival telemetry (include/tlc/stats.hpp, Team::stats()): unset: TLC_STATS, else off. With
   /// TLC_STATS=1, process 0 also prints every process's table on stderr when the team is
