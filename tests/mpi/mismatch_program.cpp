@@ -4,10 +4,11 @@
 // process is the odd one:
 //   allreduce-vs-barrier   the others allreduce one double, it calls barrier
 //   allreduce-vs-bcast     the others allreduce one double, it bcasts one double from rank 0
-//   allreduce-counts       the others allreduce 1 Mi doubles, it 1 Mi + 1024
-//   compared-by-some       the others allreduce 1 Mi doubles, it one: by default (TLC_CHECK
-//                          unset) calls of 1 MiB blocks are compared across processes, so the
-//                          others wait in that comparison while it waits in its allreduce
+//   allreduce-counts       the others allreduce 2 Mi doubles, it 2 Mi + 1024
+//   compared-by-some       the others allreduce 2 Mi doubles, it one: by default (TLC_CHECK
+//                          unset) calls of 16 MiB blocks are compared across processes (1 MiB
+//                          where no node is oversubscribed), so the others wait in that
+//                          comparison while it waits in its allreduce
 //   icompared-by-some      the same with iallreduce, then wait
 //   reduce-roots           the others reduce to rank 0, it to its own last rank
 //   extra-call             it makes a bcast the others do not make, then the allreduce all make
@@ -159,7 +160,7 @@ int run(const std::string& scenario, int threads) {
             else
               me.allreduce(std::span<const double>(one), std::span<double>(sum));
           } else if (scenario == "compared-by-some" || scenario == "icompared-by-some") {
-            const std::size_t n = odd ? 1 : std::size_t{1} << 20;
+            const std::size_t n = odd ? 1 : std::size_t{1} << 21;
             std::vector<double> send(n, 1.0), recv(n);
             if (scenario == "compared-by-some") {
               me.allreduce(std::span<const double>(send), std::span<double>(recv));
@@ -169,7 +170,7 @@ int run(const std::string& scenario, int threads) {
               r.wait();
             }
           } else if (scenario == "allreduce-counts") {
-            const std::size_t n = (std::size_t{1} << 20) + (odd ? 1024 : 0);
+            const std::size_t n = (std::size_t{1} << 21) + (odd ? 1024 : 0);
             std::vector<double> send(n, 1.0), recv(n);
             me.allreduce(std::span<const double>(send), std::span<double>(recv));
           } else if (scenario == "reduce-roots") {

@@ -335,14 +335,14 @@ TEST(Check, OpObjectsOfEqualStateAndLambdasRunAsUsual) {
   expect_clean(outcomes, "checked team");
 }
 
-// Unset (no TeamOptions::check, no TLC_CHECK), calls whose blocks are 1 MiB or more are compared
-// (a build with assertions compares every call).
+// Unset (no TeamOptions::check, no TLC_CHECK), calls whose blocks are 1 MiB or more are compared,
+// 16 MiB or more where a node is oversubscribed (a build with assertions compares every call).
 TEST(Check, LargeCallsAreComparedByDefault) {
   if (world_size() < 2) GTEST_SKIP() << "needs two processes";
   if (std::getenv("TLC_CHECK")) GTEST_SKIP() << "TLC_CHECK is set";
   const int threads = 1 + world_rank() % 2;
   const bool odd = world_rank() == 1;
-  const std::size_t large = (std::size_t{1} << 20) / sizeof(double);
+  const std::size_t large = (std::size_t{16} << 20) / sizeof(double);
   using Buffers = std::vector<double>;
   for (const char* leaders : {"static", "dynamic"}) {
     tlc::TeamOptions o = test_options(threads);
