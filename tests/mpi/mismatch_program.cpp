@@ -4,7 +4,8 @@
 // process is the odd one:
 //   allreduce-vs-barrier   the others allreduce one double, it calls barrier
 //   allreduce-vs-bcast     the others allreduce one double, it bcasts one double from rank 0
-//   allreduce-counts       the others allreduce 2 Mi doubles, it 2 Mi + 1024
+//   allreduce-counts       the others allreduce 1 Mi doubles, it 1 Mi + 1024
+//   allreduce-counts-large the others allreduce 2 Mi doubles (16 MiB), it 2 Mi + 1024
 //   compared-by-some       the others allreduce 2 Mi doubles, it one: by default (TLC_CHECK
 //                          unset) calls of 16 MiB blocks are compared across processes (1 MiB
 //                          where no node is oversubscribed), so the others wait in that
@@ -169,8 +170,9 @@ int run(const std::string& scenario, int threads) {
                   me.iallreduce(std::span<const double>(send), std::span<double>(recv));
               r.wait();
             }
-          } else if (scenario == "allreduce-counts") {
-            const std::size_t n = (std::size_t{1} << 21) + (odd ? 1024 : 0);
+          } else if (scenario == "allreduce-counts" || scenario == "allreduce-counts-large") {
+            const int shift = scenario == "allreduce-counts" ? 20 : 21;
+            const std::size_t n = (std::size_t{1} << shift) + (odd ? 1024 : 0);
             std::vector<double> send(n, 1.0), recv(n);
             me.allreduce(std::span<const double>(send), std::span<double>(recv));
           } else if (scenario == "reduce-roots") {
@@ -249,7 +251,8 @@ int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(
         stderr,
-        "usage: %s allreduce-vs-barrier|allreduce-vs-bcast|allreduce-counts|[i]compared-by-some|"
+        "usage: %s "
+        "allreduce-vs-barrier|allreduce-vs-bcast|allreduce-counts[-large]|[i]compared-by-some|"
         "reduce-roots|extra-call|extra-call-then-leave|nonblocking|late|"
         "[i]alltoallv-zero|alltoallv-init-zero|alltoallv-big|alltoallv-odd|"
         "allgatherv-zero|allgatherv-big|allgatherv-cross|gatherv-zero|gatherv-big|"
