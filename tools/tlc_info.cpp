@@ -448,7 +448,9 @@ int run(const Settings& settings) {
                       "start and started every round"
                     : "the nonblocking collective every round (this MPI has no persistent "
                       "collectives)")
-            << '\n';
+            << "; with one thread in every process, allreduce (where the blocking call runs "
+               "recursive doubling or Rabenseifner) and alltoall run tlc's own algorithm on "
+               "persistent point-to-point requests instead\n";
   if (settings.algorithms) print_algorithms(settings, plan);
   return 0;
 }

@@ -60,11 +60,12 @@ void reduction_direct(TeamImpl& team, const CallDescriptor& d, const Plan& plan)
                                  c.collective == Collective::exscan);
     return;
   }
-  if (!c.in_place) copy_bytes(out, c.send, bytes);
+  // Out of place the first exchange reads the input where it is (no copy into the output).
+  const auto* in = c.in_place ? out : static_cast<const std::byte*>(c.send);
   if (plan.algorithm == Algorithm::rabenseifner)
-    p2p::rabenseifner_allreduce(comm, out, n, c);
+    p2p::rabenseifner_allreduce(comm, in, out, n, c);
   else
-    p2p::recursive_doubling_allreduce(comm, out, n, c);
+    p2p::recursive_doubling_allreduce(comm, in, out, n, c);
 }
 
 }  // namespace

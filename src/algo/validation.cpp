@@ -321,6 +321,18 @@ namespace {
 // the others' call with its next one, which differs in one of these unless it is the same call.
 // The last two are the v-variants' counts (count_pairs below): not equal between processes but
 // adding up to the same total.
+// The fields by name, in the order of signature_fields (describe() prints some by kind).
+enum SignatureField : std::size_t {
+  field_collective,
+  field_op,
+  field_element_type,
+  field_element_size,
+  field_root,
+  field_count,
+  field_op_digest,
+  field_v_sent,
+  field_v_expected,
+};
 constexpr const char* signature_fields[] = {"collective",
                                             "op",
                                             "element type",
@@ -331,7 +343,8 @@ constexpr const char* signature_fields[] = {"collective",
                                             "v sent",
                                             "v expected"};
 constexpr std::size_t signature_size = std::size(signature_fields);
-constexpr std::size_t equal_fields = signature_size - 2;
+static_assert(signature_size == field_v_expected + 1, "a name for every signature field");
+constexpr std::size_t equal_fields = field_v_sent;  // the v fields, last, may differ
 
 // One pair of a v-variant call: rank s sends c elements to rank t. splitmix64's finaliser, so
 // that different pairs give unrelated words and sums of them rarely collide.
@@ -409,13 +422,13 @@ std::array<std::int64_t, signature_size> signature_of(const Call& c, std::size_t
 
 std::string describe(std::size_t field, std::int64_t v) {
   switch (field) {
-    case 0:
+    case field_collective:
       return to_string(static_cast<Collective>(v));
-    case 1:
+    case field_op:
       return to_string(static_cast<BuiltinOp>(v));
-    case 2:
+    case field_element_type:
       return to_string(static_cast<TypeClass>(v));
-    case 6: {
+    case field_op_digest: {
       char hex[24];
       std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(v));
       return hex;
@@ -450,8 +463,8 @@ std::string compare_signatures(std::span<const std::int64_t> all, int processes)
              " " + describe(f, first) + " but process " + std::to_string(p) + " has " +
              describe(f, other);
     }
-    sent += static_cast<std::uint64_t>(all[at + equal_fields]);
-    expected += static_cast<std::uint64_t>(all[at + equal_fields + 1]);
+    sent += static_cast<std::uint64_t>(all[at + field_v_sent]);
+    expected += static_cast<std::uint64_t>(all[at + field_v_expected]);
   }
   if (sent != expected)
     return "processes disagree (TLC_CHECK) about the counts of this v-variant call: a count "

@@ -92,6 +92,15 @@ inline int irecv(void* b, MPI_Count n, MPI_Datatype t, int from, int tag, MPI_Co
 inline int imrecv(void* b, MPI_Count n, MPI_Datatype t, MPI_Message* m, MPI_Request* r) {
   return MPI_Imrecv_c(b, n, t, m, r);
 }
+// Persistent point-to-point requests (every MPI has them; large counts since MPI 4).
+inline int send_init(const void* b, MPI_Count n, MPI_Datatype t, int to, int tag, MPI_Comm c,
+                     MPI_Request* r) {
+  return MPI_Send_init_c(b, n, t, to, tag, c, r);
+}
+inline int recv_init(void* b, MPI_Count n, MPI_Datatype t, int from, int tag, MPI_Comm c,
+                     MPI_Request* r) {
+  return MPI_Recv_init_c(b, n, t, from, tag, c, r);
+}
 // The number of elements of type t a probed message holds (MPI_UNDEFINED: not a whole number).
 inline int get_count(const MPI_Status* s, MPI_Datatype t, MPI_Count* n) {
   return MPI_Get_count_c(s, t, n);
@@ -239,6 +248,14 @@ inline int irecv(void* b, MPI_Count n, MPI_Datatype t, int from, int tag, MPI_Co
 }
 inline int imrecv(void* b, MPI_Count n, MPI_Datatype t, MPI_Message* m, MPI_Request* r) {
   return MPI_Imrecv(b, fit(n, "MPI_Imrecv"), t, m, r);
+}
+inline int send_init(const void* b, MPI_Count n, MPI_Datatype t, int to, int tag, MPI_Comm c,
+                     MPI_Request* r) {
+  return MPI_Send_init(b, fit(n, "MPI_Send_init"), t, to, tag, c, r);
+}
+inline int recv_init(void* b, MPI_Count n, MPI_Datatype t, int from, int tag, MPI_Comm c,
+                     MPI_Request* r) {
+  return MPI_Recv_init(b, fit(n, "MPI_Recv_init"), t, from, tag, c, r);
 }
 inline int get_count(const MPI_Status* s, MPI_Datatype t, MPI_Count* n) {
   return MPI_Get_elements_x(s, t, n);

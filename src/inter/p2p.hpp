@@ -143,17 +143,30 @@ void pairwise_reduce_scatter(ProcessComm& lane, std::byte* buf, std::span<const 
 void pairwise_reduce_scatter(ProcessComm& lane, const std::byte* buf, std::byte* own,
                              std::span<const std::size_t> counts, const Call& call);
 
-// In place: buf (count elements) becomes op over processes 0..P-1 in rank order, bitwise the
-// same on every process; any op, non-commutative ones included. Recursive doubling with the
+// In place (send == buf; the overloads without send): buf (count elements) becomes op over
+// processes 0..P-1 in rank order, bitwise the same on every process; any op, non-commutative
+// ones included. With the input apart (send, only read) the first exchange sends it from where
+// it is and receives the partner's vector into buf, so the input is never copied (but for a
+// non-power-of-two P, which folds first: copied into buf). Recursive doubling with the
 // extra processes of a non-power-of-two P folded first, [Thakur] sections 4.5 and 5.1.
-void recursive_doubling_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count,
-                                  const Call& call);
+void recursive_doubling_allreduce(ProcessComm& lane, const std::byte* send, std::byte* buf,
+                                  std::size_t count, const Call& call);
+inline void recursive_doubling_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count,
+                                         const Call& call) {
+  recursive_doubling_allreduce(lane, buf, buf, count, call);
+}
 
 // In place: buf (count elements) becomes the reduction over all processes, bitwise the same on
-// every process. Reduce-scatter by recursive vector halving, then allgather by recursive vector
+// every process (input apart: as recursive doubling, the first halving step reads send).
+// Reduce-scatter by recursive vector halving, then allgather by recursive vector
 // doubling (Rabenseifner), [Thakur] sec. 5.1. Commutative ops only (throws
 // tlc::Error(invalid_argument) otherwise, on every process).
-void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count, const Call& call);
+void rabenseifner_allreduce(ProcessComm& lane, const std::byte* send, std::byte* buf,
+                            std::size_t count, const Call& call);
+inline void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count,
+                                   const Call& call) {
+  rabenseifner_allreduce(lane, buf, buf, count, call);
+}
 
 // In place: at process `root` buf (count elements) becomes op over processes 0..P-1 in rank
 // order, any op; elsewhere buf is used as the accumulator and left undefined. Binomial tree

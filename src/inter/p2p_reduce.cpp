@@ -99,14 +99,19 @@ void pairwise_reduce_scatter(ProcessComm& lane, std::byte* buf, std::span<const 
 // Cost: P a power of two: lg P (alpha + n beta + n gamma). Otherwise
 // (floor(lg P) + 2) alpha + (floor(lg P) + 2) n beta + (floor(lg P) + 1) n gamma.
 // Latency-optimal; the choice for short vectors and for non-commutative ops ([Thakur] sec. 4.5).
-void recursive_doubling_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count,
-                                  const Call& call) {
+void recursive_doubling_allreduce(ProcessComm& lane, const std::byte* send, std::byte* buf,
+                                  std::size_t count, const Call& call) {
   const int size = lane.size(), rank = lane.rank();
-  if (size == 1 || count == 0) return;
   const std::size_t bytes = count * call.type.size;
-  std::byte* incoming = util::scratch(bytes);
   const int pof2 = floor_power_of_two(size);
   const int extra = size - pof2;
+  // The input apart: the first exchange reads it where it is, unless the fold comes first.
+  if (send != buf && bytes != 0 && (size == 1 || extra > 0)) {
+    std::memcpy(buf, send, bytes);
+    send = buf;
+  }
+  if (size == 1 || count == 0) return;
+  std::byte* incoming = util::scratch(bytes);
 
   int renumbered = rank - extra;
   if (rank < 2 * extra) {
@@ -129,6 +134,14 @@ void recursive_doubling_allreduce(ProcessComm& lane, std::byte* buf, std::size_t
       const int partner =
           partner_renumbered < extra ? partner_renumbered * 2 + 1 : partner_renumbered + extra;
       std::array<MPI_Request, 2> requests;
+      if (send != buf) {  // the first exchange, input apart: the partner's vector lands in buf
+        util::irecv(lane, buf, bytes, partner, util::tag_recursive_doubling, requests[0]);
+        util::isend(lane, send, bytes, partner, util::tag_recursive_doubling, requests[1]);
+        lane.wait_all(requests, "recursive doubling allreduce");
+        call.combine(call.op_object, buf, send, count, rank < partner);
+        send = buf;
+        continue;
+      }
       util::irecv(lane, incoming, bytes, partner, util::tag_recursive_doubling, requests[0]);
       util::isend(lane, buf, bytes, partner, util::tag_recursive_doubling, requests[1]);
       lane.wait_all(requests, "recursive doubling allreduce");
@@ -168,14 +181,19 @@ void recursive_doubling_allreduce(ProcessComm& lane, std::byte* buf, std::size_t
 // Commutative ops only: the halving combines in an order set by the bits of the renumbered
 // ranks. Every element is combined by one process and then copied, so the result is bitwise
 // the same on every process and reproducible for a given P.
-void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count,
-                            const Call& call) {
+void rabenseifner_allreduce(ProcessComm& lane, const std::byte* send, std::byte* buf,
+                            std::size_t count, const Call& call) {
   require_commutative(call, "Rabenseifner allreduce");
   const int size = lane.size(), rank = lane.rank();
-  if (size == 1 || count == 0) return;
   const std::size_t element = call.type.size;
   const int pof2 = floor_power_of_two(size);
   const int extra = size - pof2;
+  // The input apart: the first halving step reads it where it is, unless the fold comes first.
+  if (send != buf && count != 0 && (size == 1 || extra > 0)) {
+    std::memcpy(buf, send, count * element);
+    send = buf;
+  }
+  if (size == 1 || count == 0) return;
   const auto blocks = static_cast<std::size_t>(pof2);
 
   // Block b of the halving: [first[b], first[b + 1]) in elements.
@@ -237,13 +255,25 @@ void rabenseifner_allreduce(ProcessComm& lane, std::byte* buf, std::size_t count
       const std::size_t keep = first[s.keep_end] - first[s.keep_begin];
       const std::size_t give = first[s.give_end] - first[s.give_begin];
       std::array<MPI_Request, 2> requests;
-      util::irecv(lane, incoming, keep * element, s.partner, util::tag_rabenseifner_halving,
-                  requests[0]);
-      util::isend(lane, at(first[s.give_begin]), give * element, s.partner,
-                  util::tag_rabenseifner_halving, requests[1]);
-      lane.wait_all(requests, "Rabenseifner allreduce");
-      if (keep != 0)
-        call.combine(call.op_object, at(first[s.keep_begin]), incoming, keep, s.partner < rank);
+      if (send != buf) {  // the first step, input apart: the partner's half lands in buf
+        const std::byte* mine = send + first[s.keep_begin] * element;
+        util::irecv(lane, at(first[s.keep_begin]), keep * element, s.partner,
+                    util::tag_rabenseifner_halving, requests[0]);
+        util::isend(lane, send + first[s.give_begin] * element, give * element, s.partner,
+                    util::tag_rabenseifner_halving, requests[1]);
+        lane.wait_all(requests, "Rabenseifner allreduce");
+        if (keep != 0)
+          call.combine(call.op_object, at(first[s.keep_begin]), mine, keep, rank < s.partner);
+        send = buf;
+      } else {
+        util::irecv(lane, incoming, keep * element, s.partner, util::tag_rabenseifner_halving,
+                    requests[0]);
+        util::isend(lane, at(first[s.give_begin]), give * element, s.partner,
+                    util::tag_rabenseifner_halving, requests[1]);
+        lane.wait_all(requests, "Rabenseifner allreduce");
+        if (keep != 0)
+          call.combine(call.op_object, at(first[s.keep_begin]), incoming, keep, s.partner < rank);
+      }
       steps[step_count++] = s;
       low = s.keep_begin;
       high = s.keep_end;

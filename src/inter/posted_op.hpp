@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -20,6 +21,8 @@
 #include "inter/mpi_large.hpp"
 
 namespace tlc::detail {
+
+class PointToPointRounds;  // inter/p2p_rounds.hpp
 
 // A user MPI_Op has no context argument, so the combine function travels with the datatype:
 // each reduction of a user op uses its own contiguous datatype carrying a UserOpContext
@@ -59,7 +62,7 @@ class Reduction {
 
 class PostedOp {
  public:
-  PostedOp() = default;
+  PostedOp();
   PostedOp(const PostedOp&) = delete;
   PostedOp& operator=(const PostedOp&) = delete;
   // Frees a persistent request (inactive by then: every round was completed).
@@ -95,6 +98,8 @@ class PostedOp {
   std::size_t copy_bytes_ = 0;
   std::vector<std::byte> scratch_;
   large::IntCopies int_copies_;
+  // Instead of request_: tlc's own algorithm as rounds of persistent point-to-point requests.
+  std::unique_ptr<PointToPointRounds> rounds_;
 };
 
 }  // namespace tlc::detail

@@ -20,6 +20,7 @@
 #include "inter/mpi_check.hpp"
 #include "inter/mpi_datatypes.hpp"
 #include "inter/mpi_large.hpp"
+#include "inter/p2p_rounds.hpp"
 
 namespace tlc::detail {
 
@@ -190,6 +191,8 @@ void PostedOp::finish() {
   if (reduction_) reduction_->rethrow_if_failed();
 }
 
+PostedOp::PostedOp() = default;
+
 PostedOp::~PostedOp() {
   if (!persistent_made_ || request_ == MPI_REQUEST_NULL) return;
   int finalized = 0;
@@ -232,12 +235,18 @@ void ProcessComm::post(PostedOp& op, const char* what, Nonblocking nonblocking, 
 }
 
 void ProcessComm::complete(PostedOp& op) {
-  if (op.request_ != MPI_REQUEST_NULL) wait_.complete(op.request_, op.what_);
+  if (op.rounds_) {
+    wait_.wait_until([&] { return op.rounds_->test(op.what_); }, op.what_);
+  } else if (op.request_ != MPI_REQUEST_NULL) {
+    wait_.complete(op.request_, op.what_);
+  }
   op.finish();
 }
 
 bool ProcessComm::test(PostedOp& op) {
-  if (op.request_ != MPI_REQUEST_NULL) {
+  if (op.rounds_) {
+    if (!op.rounds_->test(op.what_)) return false;
+  } else if (op.request_ != MPI_REQUEST_NULL) {
     int done = 0;
     {
       auto lock = serialize();
@@ -381,6 +390,31 @@ void ProcessComm::post_allreduce(PostedOp& op, const void* send, void* buf, std:
         return large::allreduce_init(MPI_IN_PLACE, buf, mpi_count(count), red.type(), red.op(),
                                      comm_, r);
       });
+}
+
+void ProcessComm::post_allreduce_rounds(PostedOp& op, const void* send, void* buf,
+                                        std::size_t count, const Call& c, bool rabenseifner) {
+  if (count == 0) return;
+  const void* input = send ? send : buf;
+  op.what_ = rabenseifner ? "Rabenseifner allreduce" : "recursive doubling allreduce";
+  if (!op.rounds_ || !op.rounds_->made_for(input, buf))
+    op.rounds_ = PointToPointRounds::allreduce(
+        comm_, next_rounds_tag(), static_cast<const std::byte*>(input),
+        static_cast<std::byte*>(buf), count, c, rabenseifner);
+  op.rounds_->start(c.combine, c.op_object);
+}
+
+void ProcessComm::post_alltoallv_rounds(PostedOp& op, const void* send,
+                                        std::span<const MPI_Count> send_bytes,
+                                        std::span<const MPI_Aint> send_displs, void* recv,
+                                        std::span<const MPI_Count> recv_bytes,
+                                        std::span<const MPI_Aint> recv_displs) {
+  op.what_ = "alltoall (all messages at once)";
+  if (!op.rounds_ || !op.rounds_->made_for(send, recv))
+    op.rounds_ = PointToPointRounds::alltoallv(
+        comm_, next_rounds_tag(), static_cast<const std::byte*>(send), send_bytes, send_displs,
+        static_cast<std::byte*>(recv), recv_bytes, recv_displs);
+  op.rounds_->start();
 }
 
 void ProcessComm::post_reduce_in_place(PostedOp& op, void* buf, std::size_t count, const Call& c,

@@ -147,6 +147,16 @@ class ProcessComm {
   // One MPI_Test of op (none if it has no request); true once complete, after its copy back
   // (and rethrowing a user op's exception). Not for two threads on one op at once.
   bool test(PostedOp& op);
+  // The persistent allreduce (buf = the reduction of send, in place when send is null) and
+  // alltoallv of teams with one thread in every process, as tlc's own algorithm on persistent
+  // point-to-point requests (inter/p2p_rounds.hpp): made at the first post, started at every post.
+  // Every process must post the same kind (these rounds or the MPI collective) for one call.
+  void post_allreduce_rounds(PostedOp& op, const void* send, void* buf, std::size_t count,
+                             const Call& c, bool rabenseifner);
+  void post_alltoallv_rounds(PostedOp& op, const void* send, std::span<const MPI_Count> send_bytes,
+                             std::span<const MPI_Aint> send_displs, void* recv,
+                             std::span<const MPI_Count> recv_bytes,
+                             std::span<const MPI_Aint> recv_displs);
   // Completes op in the wait loop, then as test().
   void complete(PostedOp& op);
   // Waits in this communicator's wait loop (its pace and its watch: abort, notes from other
@@ -162,7 +172,15 @@ class ProcessComm {
   MPI_Op user_op_commutative_ = MPI_OP_NULL;
   MPI_Op user_op_ordered_ = MPI_OP_NULL;
   int tag_limit_ = 32767;
+  // Rounds objects made on this communicator: the next one's tag (inter/p2p_rounds.hpp).
+  unsigned rounds_made_ = 0;
   MpiWait wait_;
+  // The tag of the next rounds object made on this communicator: every process makes them in
+  // the same order, so the tags agree; a wrap after MPI_TAG_UB objects would only matter for
+  // two calls that many apart both in flight.
+  int next_rounds_tag() noexcept {
+    return static_cast<int>(rounds_made_++ % static_cast<unsigned>(tag_limit_));
+  }
   // Posts the non-blocking form of an MPI call into op (which keeps the int count copies of
   // MPI-3 libraries alive).
   template <class Nonblocking>

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <optional>
 #include <string>
@@ -302,6 +303,11 @@ void PostedCalls::post_step(TeamImpl& team, Packed p) {
   if (team.processes() == 1) p.call->ready.store(p.round, std::memory_order_release);
   p.call->posted.store(p.round, std::memory_order_release);
   team.waiter().notify();
+  if (p.call->step != PostedCall::Step::undecided &&
+      p.call->step != PostedCall::Step::mpi_collective) {
+    rounds_in_flight_.push_back(InFlight{p.call, p.round});
+    rounds_count_.store(static_cast<int>(rounds_in_flight_.size()), std::memory_order_release);
+  }
   if (progress_on_ && team.processes() > 1) {
     in_flight_.push_back(InFlight{p.call, p.round});
     std::lock_guard<std::mutex> wake(progress_mutex_);
@@ -412,6 +418,28 @@ void PostedCalls::progress_loop() {
 }
 
 bool PostedCalls::advance(PostedCall& call, std::uint64_t round) {
+  call.team.posted().advance_rounds();
+  return advance_call(call, round);
+}
+
+void PostedCalls::advance_rounds() {
+  if (rounds_count_.load(std::memory_order_acquire) == 0) return;
+  // Taken out of the shared list while tested, so that no lock is held across MPI calls; a
+  // thread that finds the list empty meanwhile tests them next time round.
+  thread_local std::vector<InFlight> mine;
+  {
+    std::lock_guard<BriefLock> lock(order_lock_);
+    mine.swap(rounds_in_flight_);
+  }
+  std::erase_if(mine, [](const InFlight& f) { return advance_call(*f.call, f.round); });
+  std::lock_guard<BriefLock> lock(order_lock_);
+  rounds_in_flight_.insert(rounds_in_flight_.end(), std::make_move_iterator(mine.begin()),
+                           std::make_move_iterator(mine.end()));
+  mine.clear();
+  rounds_count_.store(static_cast<int>(rounds_in_flight_.size()), std::memory_order_release);
+}
+
+bool PostedCalls::advance_call(PostedCall& call, std::uint64_t round) {
   if (call.failed.load(std::memory_order_acquire) >= round ||
       call.ready.load(std::memory_order_acquire) >= round)
     return true;
@@ -480,15 +508,21 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
     test(call, round, me);
     return;
   }
+  // What a long wait between processes says this process waits in: "nonblocking call n", with
+  // the call's fingerprint and (v-variants) its count words, compared with the others' notes.
+  // Made only on the way into such a wait: a call that is complete at once never needs it.
+  const auto fingerprint = [&] {
+    const PostedEntry& mine = call.entries[static_cast<std::size_t>(me)];
+    return fingerprint_of(mine.call, mine.count, false);
+  };
   while (!test(call, round, me)) {
     if (call.posted.load(std::memory_order_acquire) < round &&
         call.check_queued.load(std::memory_order_acquire) >= round) {
       // TLC_CHECK: its step waits for a comparison across processes; advance() pumps them. A
       // long wait is compared as the call's own: a process that compares a call the others do
       // not (their sizes differ) is found waiting in a call that differs.
-      const PostedEntry& mine = call.entries[static_cast<std::size_t>(me)];
-      const CallFingerprint what = fingerprint_of(mine.call, mine.count, false);
-      const ProcessFailures::PostedWait told(call.pack_sequence, &what);
+      const CallFingerprint what = fingerprint();
+      const ProcessFailures::PostedWait told(call.pack_sequence, &what, &call);
       team.posted_check_comm().wait_until([&] { return advance(call, round); },
                                           "the TLC_CHECK comparison of a nonblocking call");
       continue;
@@ -516,9 +550,7 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
           });
       continue;
     }
-    // A long wait here is compared with the other processes' as "nonblocking call n".
-    const PostedEntry& mine = call.entries[static_cast<std::size_t>(me)];
-    const CallFingerprint what = fingerprint_of(mine.call, mine.count, false);
+    const CallFingerprint what = fingerprint();
     const ProcessFailures::PostedWait told(call.pack_sequence, &what, &call);
     team.posted_comm().wait_until([&] { return advance(call, round); }, "a nonblocking collective");
   }

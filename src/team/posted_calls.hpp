@@ -175,6 +175,18 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
   // What the schedule keeps between its steps (algo/posted/schedule.hpp).
   std::mutex progress;  // one thread at a time tests the MPI operation
   PostedOp network;
+  // Persistent allreduce and alltoall of teams with one thread in every process: whether the
+  // step between processes runs as MPI's collective or as tlc's own algorithm on persistent
+  // point-to-point requests (inter/p2p_rounds.hpp), decided alike on every process at the
+  // first round.
+  enum class Step : std::uint8_t {
+    undecided,
+    mpi_collective,
+    recursive_doubling,
+    rabenseifner,
+    all_at_once,
+  };
+  Step step = Step::undecided;
   std::vector<std::byte> in, out;  // staging: the process's contribution, and its result
   std::vector<MPI_Count> counts, recv_counts;
   std::vector<MPI_Aint> displs, recv_displs;
@@ -212,8 +224,18 @@ class PostedCalls {
   // call's error.
   static bool test(PostedCall& call, std::uint64_t round, int me);
   static void wait(PostedCall& call, std::uint64_t round, int me);
-  // Whether round of call has completed or failed, after one test of its MPI operation.
+  // Whether round of call has completed or failed, after one test of its MPI operation (and
+  // of every call whose rounds are in flight, advance_rounds).
   static bool advance(PostedCall& call, std::uint64_t round);
+  // The same for this call alone.
+  static bool advance_call(PostedCall& call, std::uint64_t round);
+  // Tests every call in flight whose step runs as rounds of point-to-point requests
+  // (PostedCall::Step): a round starts only when a thread of this process finds the one before
+  // complete, so, as MPI advances all of its operations in any wait, every wait of the team
+  // advances them all (team/team.cpp adds this to the watch of the team's MPI waits). Without
+  // that, processes that wait for different calls, or one in a blocking call, would each wait
+  // for the other's next round.
+  void advance_rounds();
   // TLC_CHECK: posts, in order, the steps whose comparison across processes has completed (a
   // call whose processes disagree fails on every process alike, and its step is never posted);
   // tests the oldest comparison in flight. Whether any call waits for one.
@@ -275,6 +297,9 @@ class PostedCalls {
     std::uint64_t round = 0;
   };
   std::vector<InFlight> in_flight_;
+  // Calls whose rounds are in flight (under order_lock_; the count read without it).
+  std::vector<InFlight> rounds_in_flight_;
+  std::atomic<int> rounds_count_{0};
   std::thread progress_thread_;
   std::atomic<bool> progress_stop_{false};
   std::mutex progress_mutex_;  // with progress_wake_: the thread sleeps while nothing is in flight

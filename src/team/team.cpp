@@ -211,7 +211,12 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
   watch.timeout_seconds = config.timeout_seconds;
   watch.abandoned = [this] { return rendezvous_.waiter().aborted(); };
   watch.why = [this] { return rendezvous_.waiter().abort_reason(); };
-  if (failures_.connected()) watch.listen = [this] { failures_.listen(); };
+  // Besides the notes of other processes: the posted calls whose rounds a wait must advance
+  // (PostedCalls::advance_rounds), whatever this wait is for.
+  watch.listen = [this, notes = failures_.connected()] {
+    if (notes) failures_.listen();
+    posted_.advance_rounds();
+  };
   watch.abort_job_on_timeout = config.timeout_aborts_job;
   if (switch_comm_) switch_comm_->set_watch(watch);
   // The waits of calls are also compared with the other processes' once they last (not those

@@ -465,6 +465,74 @@ TEST(Nonblocking, PersistentRounds) {
   expect_clean(outcomes, "persistent rounds");
 }
 
+// One thread in every process: persistent allreduce and alltoall run tlc's own algorithms as
+// rounds of persistent point-to-point requests (inter/p2p_rounds.hpp). Sizes that take
+// recursive doubling (the non-commutative op at every size) and Rabenseifner (sums past the
+// eager limit), several calls in flight at once whose rounds are completed in an order that
+// differs between processes, inputs that change every round; each element against its
+// reference.
+TEST(Nonblocking, PersistentRoundsOneThreadPerProcess) {
+  tlc::Team team(MPI_COMM_WORLD, test_options(1));
+  std::vector<Outcome> outcomes(1);
+  team.run([&](tlc::Thread& me) {
+    Outcome& out = outcomes[0];
+    auto expect = [&](bool good, const std::string& what) {
+      if (!good && out.mismatches++ == 0) out.first_mismatch = what;
+    };
+    try {
+      const auto P = static_cast<std::size_t>(me.size());
+      const auto rank = static_cast<std::size_t>(me.rank());
+      for (std::size_t n :
+           {std::size_t{1}, std::size_t{7}, std::size_t{3000}, std::size_t{70000}}) {
+        std::vector<T> sum_send(n), sum_recv(n), affine_send(n), affine_recv(n);
+        std::vector<T> all_send(n * P), all_recv(n * P);
+        std::vector<T> late_send(n), late_recv(n);
+        tlc::Persistent sum = me.allreduce_init(sum_send, sum_recv, std::plus<>{});
+        tlc::Persistent affine = me.allreduce_init(affine_send, affine_recv, Affine{});
+        tlc::Persistent exchange = me.alltoall_init(all_send, all_recv);
+        tlc::Persistent late = me.allreduce_init(late_send, late_recv, std::plus<>{});
+        for (int round = 0; round < 20; ++round) {
+          const auto r = static_cast<T>(round);
+          for (std::size_t i = 0; i < n; ++i) {
+            sum_send[i] = static_cast<T>(me.rank()) * 1000 + r + i;
+            affine_send[i] = value(me.rank(), i, round);
+            late_send[i] = r * static_cast<T>(i);
+          }
+          for (std::size_t b = 0; b < P; ++b)
+            for (std::size_t i = 0; i < n; ++i) all_send[b * n + i] = (rank * P + b) * 100 + r + i;
+          sum.start();
+          affine.start();
+          exchange.start();
+          late.start();
+          // Completed in an order that differs between processes and rounds.
+          std::vector<tlc::Persistent*> calls = {&sum, &affine, &exchange, &late};
+          std::rotate(calls.begin(), calls.begin() + static_cast<long>((rank + r) % 4),
+                      calls.end());
+          for (tlc::Persistent* p : calls) p->wait();
+          const std::string at = "n=" + std::to_string(n) + " round " + std::to_string(round);
+          for (std::size_t i = 0; i < n; ++i) {
+            const T want_sum = 1000 * static_cast<T>(P * (P - 1) / 2) + P * (r + i);
+            expect(sum_recv[i] == want_sum, "sum " + at + " element " + std::to_string(i));
+            T want_affine = value(0, i, round);
+            for (int q = 1; q < me.size(); ++q)
+              want_affine = Affine{}(want_affine, value(q, i, round));
+            expect(affine_recv[i] == want_affine, "affine " + at + " element " + std::to_string(i));
+            expect(late_recv[i] == static_cast<T>(P) * r * static_cast<T>(i),
+                   "late " + at + " element " + std::to_string(i));
+          }
+          for (std::size_t b = 0; b < P; ++b)
+            for (std::size_t i = 0; i < n; ++i)
+              expect(all_recv[b * n + i] == (b * P + rank) * 100 + r + i,
+                     "alltoall " + at + " block " + std::to_string(b));
+        }
+      }
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+  });
+  expect_clean(outcomes, "persistent rounds, one thread per process");
+}
+
 // More requests in progress than the limit: a clear error, the others still complete.
 TEST(Nonblocking, TooManyOutstandingIsAnError) {
   tlc::TeamOptions options = test_options(1);

@@ -372,6 +372,16 @@ void post_movement(PostedCall& call, ProcessComm& comm) {
     const PostedEntry& mine = call.entries[0];
     if (c.collective == Collective::bcast)
       return comm.post_bcast(call.network, mine.call.recv, mine.count * e, team.process_of(c.root));
+    // A persistent alltoall with one thread in every process: every message at once as
+    // persistent requests (what the blocking call's isend algorithm sends), decided alike on
+    // every process from the team's shape.
+    if (call.step == PostedCall::Step::undecided)
+      call.step = call.persistent && team.planner().shape().most_threads == 1
+                      ? PostedCall::Step::all_at_once
+                      : PostedCall::Step::mpi_collective;
+    if (call.step == PostedCall::Step::all_at_once)
+      return comm.post_alltoallv_rounds(call.network, mine.contribution, call.counts, call.displs,
+                                        mine.call.recv, call.counts, call.displs);
     return comm.post_alltoallv(call.network, mine.contribution, call.counts, call.displs,
                                mine.call.recv, call.counts, call.displs);
   }

@@ -66,6 +66,31 @@ bool allreduce_on_output(const PostedCall& call) {
          first_call(call).collective == Collective::allreduce;
 }
 
+namespace {
+
+// A persistent allreduce with one thread in every process runs what the blocking call runs
+// where that is one of tlc's point-to-point algorithms, as rounds of persistent requests; else
+// MPI's persistent collective. Decided from what every process knows alike (the team's shape
+// and the call), so their steps pair up.
+PostedCall::Step allreduce_step(const PostedCall& call) {
+  const Call& c = first_call(call);
+  const Planner& planner = call.team.planner();
+  if (!call.persistent || planner.shape().most_threads != 1)
+    return PostedCall::Step::mpi_collective;
+  const PlanQuery q{Collective::allreduce, call.entries[0].count, c.type.size, c.commutative,
+                    false};
+  switch (planner.plan(q).algorithm) {
+    case Algorithm::recursive_doubling:
+      return PostedCall::Step::recursive_doubling;
+    case Algorithm::rabenseifner:
+      return PostedCall::Step::rabenseifner;
+    default:
+      return PostedCall::Step::mpi_collective;
+  }
+}
+
+}  // namespace
+
 int prepare_reduction(PostedCall& call) {
   if (allreduce_on_output(call)) return 0;
   TeamImpl& team = call.team;
@@ -142,8 +167,14 @@ void post_reduction(PostedCall& call, ProcessComm& comm) {
       return;
     case Collective::allreduce:
       if (allreduce_on_output(call)) {  // send is copied into the output, then MPI in place
-        const PostedEntry& mine = call.entries[0];
-        comm.post_allreduce(call.network, c.in_place ? nullptr : mine.contribution, c.recv, n, c);
+        const void* send = c.in_place ? nullptr : call.entries[0].contribution;
+        if (call.step == PostedCall::Step::undecided) call.step = allreduce_step(call);
+        if (call.step == PostedCall::Step::mpi_collective) {
+          comm.post_allreduce(call.network, send, c.recv, n, c);
+        } else {
+          comm.post_allreduce_rounds(call.network, send, c.recv, n, c,
+                                     call.step == PostedCall::Step::rabenseifner);
+        }
         return;
       }
       comm.post_allreduce(call.network, nullptr, call.in.data(), n, c);
