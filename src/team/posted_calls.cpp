@@ -113,6 +113,12 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
   return call;
 }
 
+void PostedCalls::abandon(PostedCall& call, std::uint64_t round) noexcept {
+  call.abandoned.store(round);
+  if (call.pack_begun.load() < round) return;  // its pack will see `abandoned` and not run
+  while (call.pack_ended.load(std::memory_order_acquire) < round) std::this_thread::yield();
+}
+
 void PostedCalls::start_round(TeamImpl& team, int me, PostedCall& call, std::uint64_t round) {
   // The call is known, so no lookup and no lock; only this thread touches its own counters.
   const auto i = static_cast<std::size_t>(me);
@@ -190,14 +196,22 @@ void PostedCalls::pack_and_post(TeamImpl& team, int me, const std::shared_ptr<Po
     }
     call->round = round;
     call->pack_sequence = sequence;  // also what a long wait for this round is called
+    call->pack_begun.store(round);
     for (int t = 0; t < team.threads(); ++t)
       if (const std::string& why = call->entries[static_cast<std::size_t>(t)].invalid; !why.empty())
         throw Error(Errc::invalid_argument, "tlc: " + team.who(t) + ": " + why);
+    if (call->abandoned.load() >= round)  // a thread gave up on the call: its input may be gone
+      throw TeamAborted(
+          "tlc: a thread of this process stopped waiting for this call before it was packed (the "
+          "team aborted, or TLC_TIMEOUT)");
     tasks = posted::prepare(*call);
   } catch (...) {
     failure = std::current_exception();
   }
-  if (failure || tasks == 0) return advance_order(team, sequence, Packed{call, round, failure});
+  if (failure || tasks == 0) {
+    call->pack_ended.store(round, std::memory_order_release);
+    return advance_order(team, sequence, Packed{call, round, failure});
+  }
   call->pack_tasks = tasks;
   call->pack_failure = nullptr;
   call->claimed_tasks.store(0, std::memory_order_relaxed);
@@ -234,6 +248,7 @@ void PostedCalls::help_pack(PostedCall& call, std::uint64_t round, int me) {
     if (task != me && claim(task)) run(task);
   if (done > 0 &&
       call.done_tasks.fetch_add(done, std::memory_order_acq_rel) + done == call.pack_tasks) {
+    call.pack_ended.store(round, std::memory_order_release);
     std::exception_ptr failure;
     {
       std::lock_guard<std::mutex> lock(call.pack_failure_mutex);

@@ -148,6 +148,13 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
   std::mutex pack_failure_mutex;
   std::exception_ptr pack_failure;
 
+  // Whether the inputs of a round may still be read (PostedCalls::abandon): the round whose
+  // pack has begun, whose pack has finished reading the inputs, and the last round a thread
+  // gave up waiting for (after which its buffers may be freed). Sequentially consistent: the
+  // last arriver stores pack_begun then loads abandoned, a thread that gives up stores abandoned
+  // then loads pack_begun, so at least one sees the other's.
+  std::atomic<std::uint64_t> pack_begun{0}, pack_ended{0}, abandoned{0};
+
   // Persistent rounds: the threads that started the current one.
   std::atomic<int> round_arrivals{0};
   // Per thread (one allocation with the entries': a call is made per nonblocking start):
@@ -220,6 +227,12 @@ class PostedCalls {
   void start_round(TeamImpl& team, int me, PostedCall& call, std::uint64_t round);
   // A call of thread me completed or failed for it.
   void finished(int me) noexcept;
+  // Thread me's wait or test of round of call ended with an error (the team aborted, the call
+  // failed, TLC_TIMEOUT): once it returns the program may free the thread's buffers, so it
+  // returns only when no thread of this process will read them for this round: it waits for a
+  // pack that has begun to finish (the pack waits for nothing), and a pack that has not begun
+  // will not run (the last arriver fails the call instead).
+  static void abandon(PostedCall& call, std::uint64_t round) noexcept;
   // Advances (round of) call for thread me: true once its output is written. Throws the
   // call's error.
   static bool test(PostedCall& call, std::uint64_t round, int me);

@@ -120,6 +120,7 @@ bool complete(PostedCall& call, std::uint64_t round, int me, bool block, std::in
     else
       done = PostedCalls::test(call, round, me);
   } catch (...) {
+    PostedCalls::abandon(call, round);
     team.posted().finished(me);
     throw;
   }
