@@ -1,4 +1,4 @@
-// The C interface (include/tlc/tlc.h), apart from the collectives (capi/collectives.cpp):
+// The C interface (include/tlc/tlc.h), apart from the collectives (capi/dispatch.hpp):
 // errors, MPI lifetime, teams, run, attach and user ops. Every entry point goes through
 // capi::guarded, so no exception crosses into C.
 #include "capi/capi.hpp"

@@ -1,0 +1,34 @@
+// tlc_reduce_scatter_block, tlc_ireduce_scatter_block and tlc_reduce_scatter_block_init: every type
+// and op (capi/dispatch.hpp), in one file of its own because it instantiates the call for each of
+// them.
+#include "capi/dispatch.hpp"
+
+namespace tlc::capi {
+namespace {
+
+tlc_status reduce_scatter_block(Ctx& ctx, tlc_participant* me, const void* send, void* recv,
+                                size_t count, tlc_datatype type, tlc_op op) noexcept {
+  if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
+  return reduction(ctx, me, type, op, [&]<class T>(Thread& t, const auto& o) {
+    if (is_in_place(send))
+      TLC_FORMS(ctx, t, reduce_scatter_block, out<T>(recv, blocks(t, count)), o);
+    else
+      TLC_FORMS(ctx, t, reduce_scatter_block, in<T>(send, blocks(t, count)), out<T>(recv, count),
+                o);
+  });
+}
+
+}  // namespace
+}  // namespace tlc::capi
+
+using namespace tlc;
+using namespace tlc::capi;
+
+extern "C" {
+
+TLC_C_FORMS(reduce_scatter_block,
+            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
+             tlc_op op),
+            (me, send, recv, count, type, op))
+
+}  // extern "C"
