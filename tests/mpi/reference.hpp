@@ -17,6 +17,8 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <numeric>
 #include <span>
 #include <sstream>
@@ -25,16 +27,96 @@
 #include <utility>
 #include <vector>
 
+// AddressSanitizer's interface where the program runs with it. Weak: the test code itself is not
+// instrumented (cmake/TlcCompilerFlags.cmake), and other builds have no such functions.
+extern "C" void __asan_poison_memory_region(void const volatile* p, std::size_t bytes)
+    __attribute__((weak));
+extern "C" void __asan_unpoison_memory_region(void const volatile* p, std::size_t bytes)
+    __attribute__((weak));
+
 namespace tlc_test {
 
 // --- Buffers -------------------------------------------------------------------------------------
 
+// Large test buffers are recycled instead of freed: under the sanitizers every allocation
+// beyond the allocator's size classes is a fresh mapping (mmap, page faults on it and on its
+// shadow, munmap and a TLB shoot-down when freed), and the sweeps make and free three such
+// buffers per thread and call. A cached block is poisoned under AddressSanitizer, so that a
+// collective writing into a buffer the test has let go of is still reported.
+class BlockCache {
+ public:
+  static constexpr std::size_t min_bytes = 32 * 1024;
+  static constexpr std::size_t max_cached_bytes = std::size_t{512} << 20;
+
+  static void* take(std::size_t bytes) {
+    if (bytes >= min_bytes) {
+      std::lock_guard<std::mutex> lock(instance().mutex_);
+      auto& blocks = instance().blocks_;
+      for (auto it = blocks.rbegin(); it != blocks.rend(); ++it)
+        if (it->bytes == bytes) {
+          void* p = it->p;
+          instance().cached_ -= bytes;
+          blocks.erase(std::next(it).base());
+          unpoison(p, bytes);
+          return p;
+        }
+    }
+    return ::operator new (bytes, std::align_val_t{64});
+  }
+  static void give(void* p, std::size_t bytes) noexcept {
+    if (bytes >= min_bytes && bytes <= max_cached_bytes / 4) {
+      std::lock_guard<std::mutex> lock(instance().mutex_);
+      auto& self = instance();
+      while (self.cached_ + bytes > max_cached_bytes && !self.blocks_.empty()) {
+        Block oldest = self.blocks_.front();
+        self.blocks_.erase(self.blocks_.begin());
+        self.cached_ -= oldest.bytes;
+        unpoison(oldest.p, oldest.bytes);
+        ::operator delete (oldest.p, std::align_val_t{64});
+      }
+      poison(p, bytes);
+      self.blocks_.push_back({p, bytes});
+      self.cached_ += bytes;
+      return;
+    }
+    ::operator delete (p, std::align_val_t{64});
+  }
+
+ private:
+  struct Block {
+    void* p;
+    std::size_t bytes;
+  };
+  static BlockCache& instance() {
+    static BlockCache* cache = new BlockCache;  // never destroyed: buffers outlive main's statics
+    return *cache;
+  }
+  static void poison(void* p, std::size_t bytes) noexcept {
+    if (__asan_poison_memory_region) __asan_poison_memory_region(p, bytes);
+  }
+  static void unpoison(void* p, std::size_t bytes) noexcept {
+    if (__asan_unpoison_memory_region) __asan_unpoison_memory_region(p, bytes);
+  }
+  std::mutex mutex_;
+  std::vector<Block> blocks_;
+  std::size_t cached_ = 0;
+};
+
 // A contiguous owning buffer that also works for bool (std::vector<bool> is not contiguous).
+// Elements are trivially copyable (the buffers are copied with memcpy).
 template <class T>
 class Buf {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+
  public:
   Buf() = default;
-  explicit Buf(std::size_t n) : data_(n ? new T[n] : nullptr), size_(n) {}
+  explicit Buf(std::size_t n) : size_(n) {
+    if (!n) return;
+    T* p = static_cast<T*>(BlockCache::take(n * sizeof(T)));
+    std::uninitialized_default_construct_n(p, n);
+    data_.reset(p);
+    data_.get_deleter().n = n;
+  }
   Buf(std::size_t n, const T& fill) : Buf(n) { std::fill_n(data_.get(), n, fill); }
   Buf(const Buf& other) : Buf(other.size_) {
     if (size_) std::memcpy(static_cast<void*>(data_.get()), other.data_.get(), size_ * sizeof(T));
@@ -55,8 +137,8 @@ class Buf {
   T* data() noexcept { return data_.get(); }
   const T* data() const noexcept { return data_.get(); }
   std::size_t size() const noexcept { return size_; }
-  T& operator[](std::size_t i) noexcept { return data_[i]; }
-  const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  T& operator[](std::size_t i) noexcept { return data_.get()[i]; }
+  const T& operator[](std::size_t i) const noexcept { return data_.get()[i]; }
   std::span<T> span() noexcept { return {data_.get(), size_}; }
   std::span<const T> cspan() const noexcept { return {data_.get(), size_}; }
   // Keeps the first n elements.
@@ -68,7 +150,11 @@ class Buf {
   }
 
  private:
-  std::unique_ptr<T[]> data_;
+  struct Release {
+    std::size_t n = 0;
+    void operator()(T* p) const noexcept { BlockCache::give(p, n * sizeof(T)); }
+  };
+  std::unique_ptr<T, Release> data_{nullptr, Release{}};
   std::size_t size_ = 0;
 };
 
