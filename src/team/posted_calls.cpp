@@ -200,10 +200,12 @@ void PostedCalls::pack_and_post(TeamImpl& team, int me, const std::shared_ptr<Po
     for (int t = 0; t < team.threads(); ++t)
       if (const std::string& why = call->entries[static_cast<std::size_t>(t)].invalid; !why.empty())
         throw Error(Errc::invalid_argument, "tlc: " + team.who(t) + ": " + why);
-    if (call->abandoned.load() >= round)  // a thread gave up on the call: its input may be gone
+    if (call->abandoned.load() >= round) {  // a thread gave up on the call: its input may be gone
+      team.waiter().throw_if_aborted();     // the usual case, with the abort's reason
       throw TeamAborted(
-          "tlc: a thread of this process stopped waiting for this call before it was packed (the "
-          "team aborted, or TLC_TIMEOUT)");
+          "tlc: another thread of this process gave up on this call before it was packed (its "
+          "wait ended with an error)");
+    }
     tasks = posted::prepare(*call);
   } catch (...) {
     failure = std::current_exception();
