@@ -476,8 +476,9 @@ TEST(Nonblocking, PersistentRoundsOneThreadPerProcess) {
   std::vector<Outcome> outcomes(1);
   team.run([&](tlc::Thread& me) {
     Outcome& out = outcomes[0];
-    auto expect = [&](bool good, const std::string& what) {
-      if (!good && out.mismatches++ == 0) out.first_mismatch = what;
+    // what() names the element: built only for a mismatch, not for every element checked.
+    auto expect = [&](bool good, auto&& what) {
+      if (!good && out.mismatches++ == 0) out.first_mismatch = what();
     };
     try {
       const auto P = static_cast<std::size_t>(me.size());
@@ -509,21 +510,25 @@ TEST(Nonblocking, PersistentRoundsOneThreadPerProcess) {
           std::rotate(calls.begin(), calls.begin() + static_cast<long>((rank + r) % 4),
                       calls.end());
           for (tlc::Persistent* p : calls) p->wait();
-          const std::string at = "n=" + std::to_string(n) + " round " + std::to_string(round);
+          const auto at = [&] {
+            return "n=" + std::to_string(n) + " round " + std::to_string(round);
+          };
           for (std::size_t i = 0; i < n; ++i) {
             const T want_sum = 1000 * static_cast<T>(P * (P - 1) / 2) + P * (r + i);
-            expect(sum_recv[i] == want_sum, "sum " + at + " element " + std::to_string(i));
+            expect(sum_recv[i] == want_sum,
+                   [&] { return "sum " + at() + " element " + std::to_string(i); });
             T want_affine = value(0, i, round);
             for (int q = 1; q < me.size(); ++q)
               want_affine = Affine{}(want_affine, value(q, i, round));
-            expect(affine_recv[i] == want_affine, "affine " + at + " element " + std::to_string(i));
+            expect(affine_recv[i] == want_affine,
+                   [&] { return "affine " + at() + " element " + std::to_string(i); });
             expect(late_recv[i] == static_cast<T>(P) * r * static_cast<T>(i),
-                   "late " + at + " element " + std::to_string(i));
+                   [&] { return "late " + at() + " element " + std::to_string(i); });
           }
           for (std::size_t b = 0; b < P; ++b)
             for (std::size_t i = 0; i < n; ++i)
               expect(all_recv[b * n + i] == (b * P + rank) * 100 + r + i,
-                     "alltoall " + at + " block " + std::to_string(b));
+                     [&] { return "alltoall " + at() + " block " + std::to_string(b); });
         }
       }
     } catch (const std::exception& e) {
