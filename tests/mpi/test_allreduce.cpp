@@ -1,10 +1,13 @@
 // allreduce checked element by element against a sequential reference, for every team shape,
 // type, op (built-in, user, non-commutative), size and in-place / out-of-place.
+#include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "mpi/test_common.hpp"
@@ -85,7 +88,25 @@ class AllreduceTest : public testing::TestWithParam<Shape> {
 };
 
 const std::size_t small_sizes[] = {0, 1, 7, 4099};
-constexpr std::size_t large = (std::size_t{1} << 20) + 3;
+constexpr std::size_t largest = (std::size_t{1} << 20) + 3;
+
+// The large size: 1 MiB + 3 elements, or in the sanitized trees (which set TLC_TEST_SIZES for
+// the sweeps, cmake/TlcCompilerFlags.cmake) the largest size there: instrumented runs are several
+// times slower, and these tests took most of their MPI suite's time at 1 MiB + 3.
+std::size_t large_size() {
+  static const std::size_t size = [] {
+    std::size_t n = largest;
+    if (const char* only = std::getenv("TLC_TEST_SIZES"); only && *only) {
+      n = 0;
+      std::istringstream in(only);
+      std::string item;
+      while (std::getline(in, item, ',')) n = std::max<std::size_t>(n, std::stoul(item));
+      n = std::min(n, largest);
+    }
+    return n;
+  }();
+  return size;
+}
 
 template <class T>
 T small_int(int r, std::size_t i) {
@@ -166,6 +187,7 @@ TEST_P(AllreduceTest, UserOps) {
 }
 
 TEST_P(AllreduceTest, LargeBuffers) {
+  const std::size_t large = large_size();
   check<double>("double sum large", large, std::plus<>{}, small_int<double>);
   auto affine = [](int r, std::size_t i) {
     return Affine{2u * static_cast<std::uint32_t>((static_cast<std::size_t>(r) + i) % 4) + 1u,
@@ -176,13 +198,19 @@ TEST_P(AllreduceTest, LargeBuffers) {
 
 // Large buffers take the pipelined path between processes; full_lane cuts every chunk over the
 // lanes (a chunk is one pipeline unit per lane), so 3 lanes give chunks that do not divide the
-// buffer, and 4 lanes more lanes than some processes have threads.
+// buffer, and 4 lanes more lanes than some processes have threads. Below 1 MiB + 3 (the
+// sanitized trees) the pipelined form is forced, with chunks small enough to be several.
 TEST_P(AllreduceTest, LargeBuffersFullLanePipelined) {
   if (world_size() == 1) GTEST_SKIP() << "full_lane needs several processes";
+  const std::size_t large = large_size();
   for (int lanes : {3, 4}) {
     tlc::TeamOptions o = test_options(shape_.threads_of(world_rank()));
     o.lanes = lanes;
     o.algorithms[tlc::Collective::allreduce] = "full_lane";
+    if (large < largest) {
+      o.algorithms[tlc::Collective::allreduce] = "full_lane:pipelined";
+      o.pipeline_chunk_bytes = 12 * 1024 + 8;  // divides neither buffer nor lane count
+    }
     team_ = std::make_unique<tlc::Team>(MPI_COMM_WORLD, o);
     check<double>("double sum large, full_lane", large, std::plus<>{}, small_int<double>);
     auto affine = [](int r, std::size_t i) {
