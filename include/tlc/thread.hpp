@@ -795,6 +795,7 @@ class TLC_API Thread {
 
   friend class Team;
   friend class detail::TeamImpl;
+  friend struct detail::CallAccess;
   Thread(detail::TeamImpl* team, int local_index, bool attached);
   /// A participant of a sub-team, which it owns with the sub-team's other participants.
   Thread(std::shared_ptr<detail::TeamImpl> sub_team, int local_index);

@@ -119,6 +119,17 @@ tlc_status epilogue(Ctx& ctx, tlc_status status) noexcept {
   });
 }
 
+void post(Ctx& ctx, Thread& t, const detail::Call& call, const detail::VariantLayout* layout,
+          std::shared_ptr<const void> held_op) {
+  const detail::VariantLayout none;
+  if (ctx.form == Form::nonblocking)
+    ctx.request.emplace(
+        detail::CallAccess::start(t, call, layout ? *layout : none, std::move(held_op)));
+  else
+    ctx.persistent.emplace(
+        detail::CallAccess::persist(t, call, layout ? *layout : none, std::move(held_op)));
+}
+
 // One entry per global rank, or empty (an error for the rank that needs it) for NULL.
 std::span<const std::size_t> per_rank(const std::size_t* values, const Thread& t) {
   return values ? std::span<const std::size_t>(values, static_cast<std::size_t>(t.size()))
@@ -156,9 +167,8 @@ tlc_status tlc_ireject(tlc_participant* me, const char* message) {
 }
 
 size_t tlc_datatype_size(tlc_datatype type) {
-  std::size_t size = 0;
-  visit_type(value_of(type), [&]<class T>(std::type_identity<T>) { size = sizeof(T); });
-  return size;
+  const std::optional<detail::TypeInfo> info = type_info(value_of(type));
+  return info ? info->size : 0;
 }
 
 }  // extern "C"

@@ -1,18 +1,16 @@
-// How the collectives of the C interface reach tlc::Thread: each entry point names the C++
-// element type of its tlc_datatype and the op object of its tlc_op, and calls the same collective
-// of tlc::Thread. An argument that names no type or op, or an op the type does not have, is found
-// on the calling thread alone; that thread still joins the call (tlc_reject), so no other thread
-// waits for it. Every collective instantiates its call for every type and op, in its three forms:
-// each has its own file (capi/<collective>.cpp, the movers together in capi/movement.cpp), so
-// that the library's largest compilations run side by side.
+// How the collectives of the C interface reach tlc::Thread: each entry point builds the
+// type-erased call (detail::Call) that tlc::Thread's templates would build, from a table of the
+// element types of tlc_datatype and of the combine functions of each type and op
+// (capi/ops.cpp), and hands it to the calling Thread in the form it was asked for (blocking,
+// nonblocking or persistent). An argument that names no type or op, or an op the type does not
+// have, is found on the calling thread alone; that thread still joins the call (tlc_reject), so
+// no other thread waits for it.
 #pragma once
 
 #include <algorithm>
-#include <complex>
 #include <cstddef>
-#include <cstdint>
 #include <cstring>
-#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -20,32 +18,21 @@
 
 #include "capi/capi.hpp"
 
-namespace tlc::capi {
+namespace tlc::detail {
 
-// A user op as a tlc op: whole ranges go to the C function in one call (detail::combine). It
-// holds a copy of the registry's entry, not a pointer to it: the nonblocking and persistent
-// forms copy the op object into the call, so tlc_op_free may come before the call completes.
-template <class T, bool Commutative>
-struct CUserOp {
-  UserOp op;
-  T operator()(const T& a, const T& b) const {
-    T out{};
-    op.function(&a, &b, &out, 1, op.user_data);
-    return out;
+// The one way into tlc::Thread besides its templates: run, start or persist a Call.
+struct CallAccess {
+  static void run(Thread& t, const Call& call) { t.run(call); }
+  static Request start(Thread& t, const Call& call, const VariantLayout& layout,
+                       std::shared_ptr<const void> held_op) {
+    return t.start_posted(call, layout, std::move(held_op));
   }
-  void combine_range(void* inout, const void* in, std::size_t n, bool in_is_lower) const {
-    if (in_is_lower)
-      op.function(in, inout, inout, n, op.user_data);
-    else
-      op.function(inout, in, inout, n, op.user_data);
+  static Persistent persist(Thread& t, const Call& call, const VariantLayout& layout,
+                            std::shared_ptr<const void> held_op) {
+    return t.init_persistent(call, layout, std::move(held_op));
   }
 };
 
-}  // namespace tlc::capi
-
-namespace tlc::detail {
-template <class T>
-struct is_commutative<capi::CUserOp<T, true>> : std::true_type {};
 }  // namespace tlc::detail
 
 namespace tlc::capi {
@@ -64,93 +51,27 @@ inline int value_of(const tlc_datatype& type) noexcept {
 const char* type_name(int type) noexcept;
 const char* op_name(tlc_op op) noexcept;
 
-// Calls f(std::type_identity<T>{}) with the C++ type of type; false for an unknown type.
-template <class F>
-bool visit_type(int type, F&& f) {
-  switch (type) {
-    case TLC_INT8:
-      return f(std::type_identity<std::int8_t>{}), true;
-    case TLC_INT16:
-      return f(std::type_identity<std::int16_t>{}), true;
-    case TLC_INT32:
-      return f(std::type_identity<std::int32_t>{}), true;
-    case TLC_INT64:
-      return f(std::type_identity<std::int64_t>{}), true;
-    case TLC_UINT8:
-      return f(std::type_identity<std::uint8_t>{}), true;
-    case TLC_UINT16:
-      return f(std::type_identity<std::uint16_t>{}), true;
-    case TLC_UINT32:
-      return f(std::type_identity<std::uint32_t>{}), true;
-    case TLC_UINT64:
-      return f(std::type_identity<std::uint64_t>{}), true;
-    case TLC_FLOAT:
-      return f(std::type_identity<float>{}), true;
-    case TLC_DOUBLE:
-      return f(std::type_identity<double>{}), true;
-    case TLC_FLOAT_COMPLEX:
-      return f(std::type_identity<std::complex<float>>{}), true;
-    case TLC_DOUBLE_COMPLEX:
-      return f(std::type_identity<std::complex<double>>{}), true;
-    case TLC_BOOL:
-      return f(std::type_identity<bool>{}), true;
-    case TLC_BYTE:
-      return f(std::type_identity<std::byte>{}), true;
-  }
-  return false;
-}
+// What tlc::Thread's templates know of the element type T of a tlc_datatype (type_info_of<T>),
+// or nothing for an int that names no tlc_datatype.
+std::optional<detail::TypeInfo> type_info(int type) noexcept;
 
-// Calls g(op object) for op on elements of type T, or returns why there is none. The built-in
-// ops follow MPI's table of which ops apply to which types.
-template <class T, class G>
-std::string visit_op(tlc_op op, int type, G&& g) {
-  constexpr bool integer = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-  constexpr bool arithmetic =
-      integer || std::is_floating_point_v<T> || detail::is_complex<T>::value;
-  constexpr bool ordered = integer || std::is_floating_point_v<T>;
-  constexpr bool logical = integer || std::is_same_v<T, bool>;
-  switch (op) {
-    case TLC_SUM:
-      if constexpr (arithmetic) return g(std::plus<>{}), "";
-      break;
-    case TLC_PROD:
-      if constexpr (arithmetic) return g(std::multiplies<>{}), "";
-      break;
-    case TLC_MIN:
-      if constexpr (ordered) return g(tlc::min{}), "";
-      break;
-    case TLC_MAX:
-      if constexpr (ordered) return g(tlc::max{}), "";
-      break;
-    case TLC_BAND:
-      if constexpr (integer) return g(std::bit_and<>{}), "";
-      break;
-    case TLC_BOR:
-      if constexpr (integer) return g(std::bit_or<>{}), "";
-      break;
-    case TLC_BXOR:
-      if constexpr (integer) return g(std::bit_xor<>{}), "";
-      break;
-    case TLC_LAND:
-      if constexpr (logical) return g(std::logical_and<>{}), "";
-      break;
-    case TLC_LOR:
-      if constexpr (logical) return g(std::logical_or<>{}), "";
-      break;
-    default:
-      if (const UserOp* user = find_user_op(op)) {
-        if (user->commutative)
-          g(CUserOp<T, true>{*user});
-        else
-          g(CUserOp<T, false>{*user});
-        return "";
-      }
-      return "op " + std::to_string(op) +
-             " is neither a built-in op (TLC_SUM .. TLC_LOR) nor a user op (tlc_op_create), or "
-             "it was freed";
-  }
-  return std::string(op_name(op)) + " is not defined for " + type_name(type);
-}
+// An op applied to a type: what detail::set_op puts in a Call. The built-in ops point at static
+// objects (they have no state); a user op's object is a copy of the registry's entry, which the
+// nonblocking and persistent forms copy once more into the call (so that tlc_op_free may come
+// before the call completes).
+struct ResolvedOp {
+  detail::BuiltinOp op = detail::BuiltinOp::none;
+  detail::CombineFn combine = nullptr;
+  const void* builtin_object = nullptr;
+  std::optional<UserOp> user;
+  detail::OpEqualFn equal = nullptr;
+  detail::OpDigestFn digest = nullptr;
+  bool commutative = true;
+};
+
+// op on elements of the tlc_datatype type, or why there is none in `problem`. The built-in ops
+// follow MPI's table of which ops apply to which types.
+std::optional<ResolvedOp> resolve_op(tlc_op op, int type, std::string& problem);
 
 // Which form of a collective an entry point makes: the blocking call, a nonblocking start
 // (tlc_i<name>) or a persistent init (tlc_<name>_init).
@@ -174,27 +95,6 @@ struct Ctx {
   }
 };
 
-// Calls the form of ctx: blocking(), or keeps what nonblocking() or persistent() returns.
-template <class B, class N, class P>
-void dispatch(Ctx& ctx, B&& blocking, N&& nonblocking, P&& persistent) {
-  switch (ctx.form) {
-    case Form::blocking:
-      blocking();
-      break;
-    case Form::nonblocking:
-      ctx.request.emplace(nonblocking());
-      break;
-    case Form::persistent:
-      ctx.persistent.emplace(persistent());
-      break;
-  }
-}
-// t.name(args), t.i<name>(args) or t.<name>_init(args), as ctx says.
-#define TLC_FORMS(ctx, t, name, ...)                                             \
-  dispatch(                                                                      \
-      ctx, [&] { t.name(__VA_ARGS__); }, [&] { return t.i##name(__VA_ARGS__); }, \
-      [&] { return t.name##_init(__VA_ARGS__); })
-
 // This thread joins the current nonblocking call or persistent init without waiting (an ibarrier
 // at its place), for a call it rejects.
 void take_place(tlc_participant* me) noexcept;
@@ -211,51 +111,111 @@ tlc_status prologue(Ctx& ctx, tlc_participant* me) noexcept;
 // Hands what the C++ call returned to the caller as a tlc_request.
 tlc_status epilogue(Ctx& ctx, tlc_status status) noexcept;
 
-// A collective without an op: f.template operator()<T>(thread).
-template <class F>
-tlc_status movement(Ctx& ctx, tlc_participant* me, const tlc_datatype& c_type, F&& f) noexcept {
-  if (!me) return no_participant(ctx.function);
-  if (const tlc_status s = prologue(ctx, me); s != TLC_SUCCESS) return s;
-  const int type = value_of(c_type);
-  bool known = true;
-  const tlc_status status = guarded([&] {
-    known = visit_type(
-        type, [&]<class T>(std::type_identity<T>) { f.template operator()<T>(*me->thread); });
-  });
-  if (!known)
-    return reject(ctx, me, ctx.function + ": " + std::to_string(type) + " is not a tlc_datatype");
-  return epilogue(ctx, status);
-}
-
-// A reduction: f.template operator()<T>(thread, op object).
-template <class F>
-tlc_status reduction(Ctx& ctx, tlc_participant* me, const tlc_datatype& c_type, tlc_op op,
-                     F&& f) noexcept {
-  if (!me) return no_participant(ctx.function);
-  if (const tlc_status s = prologue(ctx, me); s != TLC_SUCCESS) return s;
-  const int type = value_of(c_type);
-  std::string problem;
-  const tlc_status status = guarded([&] {
-    const bool known = visit_type(type, [&]<class T>(std::type_identity<T>) {
-      problem = visit_op<T>(op, type, [&](const auto& op_object) {
-        f.template operator()<T>(*me->thread, op_object);
-      });
-    });
-    if (!known) problem = std::to_string(type) + " is not a tlc_datatype";
-  });
-  if (!problem.empty()) return reject(ctx, me, ctx.function + ": " + problem);
-  return epilogue(ctx, status);
-}
-
 inline bool is_in_place(const void* buffer) noexcept { return buffer == TLC_IN_PLACE; }
 
-template <class T>
-std::span<const T> in(const void* p, std::size_t n) {
-  return {static_cast<const T*>(p), n};
+// A call's collective, buffers (in elements) and root, as tlc::Thread's templates set them; its
+// element type and op are the entry point's to fill in.
+inline detail::Call buffers(Collective collective, const void* send, std::size_t send_count,
+                            void* recv, std::size_t recv_count, int root = -1) noexcept {
+  detail::Call call;
+  call.collective = collective;
+  call.send = send;
+  call.send_count = send_count;
+  call.recv = recv;
+  call.recv_count = recv_count;
+  call.root = root;
+  return call;
 }
-template <class T>
-std::span<T> out(void* p, std::size_t n) {
-  return {static_cast<T*>(p), n};
+// The in-place form: buf is this rank's contribution and its result.
+inline detail::Call in_place(Collective collective, void* buf, std::size_t count,
+                             int root = -1) noexcept {
+  detail::Call call = buffers(collective, buf, count, buf, count, root);
+  call.in_place = true;
+  return call;
+}
+
+// scatter's in-place form at the root: the root's block stays in send, and nothing is received.
+inline detail::Call scatter_in_place(Collective collective, const void* send, std::size_t sent,
+                                     int root) noexcept {
+  detail::Call call = buffers(collective, send, sent, nullptr, 0, root);
+  call.in_place = true;
+  return call;
+}
+
+// Starts (nonblocking) or sets up (persistent) call on t, its request kept in ctx.
+void post(Ctx& ctx, Thread& t, const detail::Call& call, const detail::VariantLayout* layout,
+          std::shared_ptr<const void> held_op);
+
+// Runs call on t in the form of ctx: blocking, or posted. layout: the v-variants' counts and
+// displacements.
+inline void submit(Ctx& ctx, Thread& t, detail::Call& call, const detail::VariantLayout* layout,
+                   std::shared_ptr<const void> held_op) {
+  if (ctx.form == Form::blocking) {
+    call.layout = layout;
+    detail::CallAccess::run(t, call);
+  } else {
+    post(ctx, t, call, layout, std::move(held_op));
+  }
+}
+
+// A collective without an op: runs the call build(thread) returns, or for the v-variants
+// build(thread, layout) with their counts and displacements in layout, in the form of ctx.
+template <class Build>
+tlc_status movement(Ctx& ctx, tlc_participant* me, const tlc_datatype& c_type,
+                    Build&& build) noexcept {
+  if (!me) return no_participant(ctx.function);
+  if (const tlc_status s = prologue(ctx, me); s != TLC_SUCCESS) return s;
+  const int type = value_of(c_type);
+  const std::optional<detail::TypeInfo> info = type_info(type);
+  if (!info)
+    return reject(ctx, me, ctx.function + ": " + std::to_string(type) + " is not a tlc_datatype");
+  return epilogue(ctx, guarded([&] {
+                    if constexpr (std::is_invocable_v<Build&, Thread&>) {
+                      detail::Call call = build(*me->thread);
+                      call.type = *info;
+                      submit(ctx, *me->thread, call, nullptr, nullptr);
+                    } else {
+                      detail::VariantLayout layout;
+                      detail::Call call = build(*me->thread, layout);
+                      call.type = *info;
+                      submit(ctx, *me->thread, call, &layout, nullptr);
+                    }
+                  }));
+}
+
+// A reduction: the same with the op of op on the elements of type.
+template <class Build>
+tlc_status reduction(Ctx& ctx, tlc_participant* me, const tlc_datatype& c_type, tlc_op op,
+                     Build&& build) noexcept {
+  if (!me) return no_participant(ctx.function);
+  if (const tlc_status s = prologue(ctx, me); s != TLC_SUCCESS) return s;
+  const int type = value_of(c_type);
+  const std::optional<detail::TypeInfo> info = type_info(type);
+  std::string problem;
+  std::optional<ResolvedOp> resolved;
+  if (!info)
+    problem = std::to_string(type) + " is not a tlc_datatype";
+  else
+    resolved = resolve_op(op, type, problem);
+  if (!resolved) return reject(ctx, me, ctx.function + ": " + problem);
+  return epilogue(ctx, guarded([&] {
+                    detail::Call call = build(*me->thread);
+                    call.type = *info;
+                    call.op = resolved->op;
+                    call.combine = resolved->combine;
+                    call.op_object = resolved->builtin_object;
+                    call.op_equal = resolved->equal;
+                    call.op_digest = resolved->digest;
+                    call.commutative = resolved->commutative;
+                    std::shared_ptr<const UserOp> held;
+                    if (resolved->user && ctx.form != Form::blocking) {
+                      held = std::make_shared<const UserOp>(*resolved->user);
+                      call.op_object = held.get();
+                    } else if (resolved->user) {
+                      call.op_object = &*resolved->user;
+                    }
+                    submit(ctx, *me->thread, call, nullptr, std::move(held));
+                  }));
 }
 
 // One entry per global rank, or empty (an error for the rank that needs it) for NULL.

@@ -1,67 +1,65 @@
 // The collectives of the C interface that move data without an op (capi/dispatch.hpp): barrier,
-// bcast, allgather, gather, scatter, alltoall and the v-variants, each once for its three forms.
+// bcast, allgather, gather, scatter, alltoall and the v-variants, each written once for its three
+// forms and every type.
 #include "capi/dispatch.hpp"
 
 namespace tlc::capi {
 namespace {
 
+using detail::Call;
+using detail::VariantLayout;
+
 tlc_status barrier(Ctx& ctx, tlc_participant* me) noexcept {
   if (!me) return no_participant(ctx.function);
   if (const tlc_status s = prologue(ctx, me); s != TLC_SUCCESS) return s;
-  Thread& t = *me->thread;
-  return epilogue(ctx, guarded([&] { TLC_FORMS(ctx, t, barrier); }));
+  return epilogue(ctx, guarded([&] {
+                    Call call;  // Collective::barrier, no buffers
+                    submit(ctx, *me->thread, call, nullptr, nullptr);
+                  }));
 }
 
 tlc_status bcast(Ctx& ctx, tlc_participant* me, void* buf, size_t count, tlc_datatype type,
                  int root) noexcept {
   if (is_in_place(buf)) return reject_in_place(ctx, me, "buf");
   return movement(ctx, me, type,
-                  [&]<class T>(Thread& t) { TLC_FORMS(ctx, t, bcast, out<T>(buf, count), root); });
+                  [&](Thread&) { return in_place(Collective::bcast, buf, count, root); });
 }
 
 tlc_status allgather(Ctx& ctx, tlc_participant* me, const void* send, void* recv, size_t count,
                      tlc_datatype type) noexcept {
   if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
-  return movement(ctx, me, type, [&]<class T>(Thread& t) {
-    if (is_in_place(send))
-      TLC_FORMS(ctx, t, allgather, out<T>(recv, blocks(t, count)));
-    else
-      TLC_FORMS(ctx, t, allgather, in<T>(send, count), out<T>(recv, blocks(t, count)));
+  return movement(ctx, me, type, [&](Thread& t) {
+    if (is_in_place(send)) return in_place(Collective::allgather, recv, blocks(t, count));
+    return buffers(Collective::allgather, send, count, recv, blocks(t, count));
   });
 }
 
 tlc_status gather(Ctx& ctx, tlc_participant* me, const void* send, void* recv, size_t count,
                   tlc_datatype type, int root) noexcept {
   if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
-  return movement(ctx, me, type, [&]<class T>(Thread& t) {
+  return movement(ctx, me, type, [&](Thread& t) {
     const std::size_t received = t.rank() == root ? blocks(t, count) : 0;
-    if (is_in_place(send))
-      TLC_FORMS(ctx, t, gather, tlc::in_place, out<T>(recv, received), root);
-    else
-      TLC_FORMS(ctx, t, gather, in<T>(send, count), out<T>(recv, received), root);
+    if (is_in_place(send)) return in_place(Collective::gather, recv, received, root);
+    return buffers(Collective::gather, send, count, recv, received, root);
   });
 }
 
 tlc_status scatter(Ctx& ctx, tlc_participant* me, const void* send, void* recv, size_t count,
                    tlc_datatype type, int root) noexcept {
   if (is_in_place(send)) return reject_in_place(ctx, me, "send");
-  return movement(ctx, me, type, [&]<class T>(Thread& t) {
+  return movement(ctx, me, type, [&](Thread& t) {
     const std::size_t sent = t.rank() == root ? blocks(t, count) : 0;
-    if (is_in_place(recv))
-      TLC_FORMS(ctx, t, scatter, in<T>(send, sent), tlc::in_place, root);
-    else
-      TLC_FORMS(ctx, t, scatter, in<T>(send, sent), out<T>(recv, count), root);
+    if (is_in_place(recv)) return scatter_in_place(Collective::scatter, send, sent, root);
+    return buffers(Collective::scatter, send, sent, recv, count, root);
   });
 }
 
 tlc_status alltoall(Ctx& ctx, tlc_participant* me, const void* send, void* recv, size_t count,
                     tlc_datatype type) noexcept {
   if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
-  return movement(ctx, me, type, [&]<class T>(Thread& t) {
-    if (is_in_place(send))
-      TLC_FORMS(ctx, t, alltoall, out<T>(recv, blocks(t, count)));
-    else
-      TLC_FORMS(ctx, t, alltoall, in<T>(send, blocks(t, count)), out<T>(recv, blocks(t, count)));
+  return movement(ctx, me, type, [&](Thread& t) {
+    if (is_in_place(send)) return in_place(Collective::alltoall, recv, blocks(t, count));
+    return buffers(Collective::alltoall, send, blocks(t, count), recv, blocks(t, count));
   });
 }
 
@@ -69,12 +67,12 @@ tlc_status allgatherv(Ctx& ctx, tlc_participant* me, const void* send, size_t se
                       void* recv, const size_t* counts, const size_t* displs,
                       tlc_datatype type) noexcept {
   if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
-  return movement(ctx, me, type, [&]<class T>(Thread& t) {
-    const auto c = per_rank(counts, t), d = per_rank(displs, t);
-    if (is_in_place(send))
-      TLC_FORMS(ctx, t, allgatherv, out<T>(recv, extent(c, d)), c, d);
-    else
-      TLC_FORMS(ctx, t, allgatherv, in<T>(send, send_count), out<T>(recv, extent(c, d)), c, d);
+  return movement(ctx, me, type, [&](Thread& t, VariantLayout& layout) {
+    layout.recv_counts = per_rank(counts, t);
+    layout.recv_displs = per_rank(displs, t);
+    const std::size_t received = extent(layout.recv_counts, layout.recv_displs);
+    if (is_in_place(send)) return in_place(Collective::allgatherv, recv, received);
+    return buffers(Collective::allgatherv, send, send_count, recv, received);
   });
 }
 
@@ -82,14 +80,14 @@ tlc_status gatherv(Ctx& ctx, tlc_participant* me, const void* send, size_t send_
                    const size_t* counts, const size_t* displs, tlc_datatype type,
                    int root) noexcept {
   if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
-  return movement(ctx, me, type, [&]<class T>(Thread& t) {
-    const bool at_root = t.rank() == root;
-    const auto c = at_root ? per_rank(counts, t) : std::span<const std::size_t>{};
-    const auto d = at_root ? per_rank(displs, t) : std::span<const std::size_t>{};
-    if (is_in_place(send))
-      TLC_FORMS(ctx, t, gatherv, tlc::in_place, out<T>(recv, extent(c, d)), c, d, root);
-    else
-      TLC_FORMS(ctx, t, gatherv, in<T>(send, send_count), out<T>(recv, extent(c, d)), c, d, root);
+  return movement(ctx, me, type, [&](Thread& t, VariantLayout& layout) {
+    if (t.rank() == root) {
+      layout.recv_counts = per_rank(counts, t);
+      layout.recv_displs = per_rank(displs, t);
+    }
+    const std::size_t received = extent(layout.recv_counts, layout.recv_displs);
+    if (is_in_place(send)) return in_place(Collective::gatherv, recv, received, root);
+    return buffers(Collective::gatherv, send, send_count, recv, received, root);
   });
 }
 
@@ -97,14 +95,14 @@ tlc_status scatterv(Ctx& ctx, tlc_participant* me, const void* send, const size_
                     const size_t* displs, void* recv, size_t recv_count, tlc_datatype type,
                     int root) noexcept {
   if (is_in_place(send)) return reject_in_place(ctx, me, "send");
-  return movement(ctx, me, type, [&]<class T>(Thread& t) {
-    const bool at_root = t.rank() == root;
-    const auto c = at_root ? per_rank(counts, t) : std::span<const std::size_t>{};
-    const auto d = at_root ? per_rank(displs, t) : std::span<const std::size_t>{};
-    if (is_in_place(recv))
-      TLC_FORMS(ctx, t, scatterv, in<T>(send, extent(c, d)), c, d, tlc::in_place, root);
-    else
-      TLC_FORMS(ctx, t, scatterv, in<T>(send, extent(c, d)), c, d, out<T>(recv, recv_count), root);
+  return movement(ctx, me, type, [&](Thread& t, VariantLayout& layout) {
+    if (t.rank() == root) {
+      layout.send_counts = per_rank(counts, t);
+      layout.send_displs = per_rank(displs, t);
+    }
+    const std::size_t sent = extent(layout.send_counts, layout.send_displs);
+    if (is_in_place(recv)) return scatter_in_place(Collective::scatterv, send, sent, root);
+    return buffers(Collective::scatterv, send, sent, recv, recv_count, root);
   });
 }
 
@@ -113,11 +111,11 @@ tlc_status alltoallv(Ctx& ctx, tlc_participant* me, const void* send, const size
                      const size_t* recv_displs, tlc_datatype type) noexcept {
   if (is_in_place(send)) return reject_in_place(ctx, me, "send");
   if (is_in_place(recv)) return reject_in_place(ctx, me, "recv");
-  return movement(ctx, me, type, [&]<class T>(Thread& t) {
-    const auto sc = per_rank(send_counts, t), sd = per_rank(send_displs, t);
-    const auto rc = per_rank(recv_counts, t), rd = per_rank(recv_displs, t);
-    TLC_FORMS(ctx, t, alltoallv, in<T>(send, extent(sc, sd)), sc, sd, out<T>(recv, extent(rc, rd)),
-              rc, rd);
+  return movement(ctx, me, type, [&](Thread& t, VariantLayout& layout) {
+    layout = {per_rank(send_counts, t), per_rank(send_displs, t), per_rank(recv_counts, t),
+              per_rank(recv_displs, t)};
+    return buffers(Collective::alltoallv, send, extent(layout.send_counts, layout.send_displs),
+                   recv, extent(layout.recv_counts, layout.recv_displs));
   });
 }
 

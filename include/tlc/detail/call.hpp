@@ -15,6 +15,9 @@
 namespace tlc {
 namespace detail {
 class TeamImpl;
+// What hands a Call built without the templates of tlc::Thread (the C interface's, from a
+// tlc_datatype and a tlc_op) to a Thread: defined where it is used.
+struct CallAccess;
 
 // v-variants only: one entry per global rank, in elements. Kept out of Call itself, which every
 // call builds: zeroing four more spans cost more than the whole of an 8-byte allreduce's work.
