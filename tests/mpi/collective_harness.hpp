@@ -120,6 +120,15 @@ inline std::vector<std::size_t> sweep_sizes() {
   return {0, 1, 2, 3, 7, 4099, large_multi, largest};
 }
 
+// TLC_TEST_OPS=paths keeps, of the reduction sweeps' ops, those whose paths through tlc differ:
+// a built-in op, user ops commutative and not, elements of 1, 4, 8, 12 and 16 bytes. The others
+// differ by element type and op only; a tree that looks for races rather than for wrong results
+// per type (ThreadSanitizer) leaves them out.
+inline bool only_path_ops() {
+  const char* ops = std::getenv("TLC_TEST_OPS");
+  return ops && std::string(ops) == "paths";
+}
+
 // Which algorithms a sweep forces in turn.
 enum class Algorithms {
   core,  // one process: every single-process algorithm, hierarchical, dynamic and the

@@ -57,6 +57,9 @@ void for_ops(Collective c, std::size_t n, F&& f) {
       [](const long& a, const long& b) { return a != 0 ? a : b; },
       [](std::uint64_t h) { return h % 3 == 0 ? 0L : static_cast<long>(h % 1000) + 1; });
   f(5, "Triple tlc::commutative(user op)", tlc::commutative(AddTriple{}), plain<Triple>);
+  f(17, "uint8 + (wrapping)", std::plus<>{},
+    [](std::uint64_t h) { return static_cast<std::uint8_t>(h); });
+  if (only_path_ops()) return;
   f(6, "complex<double> +", std::plus<>{}, plain<std::complex<double>>);
   f(7, "float +", std::plus<>{}, plain<float>);
   f(8, "uint32 bit_xor", std::bit_xor<>{},
@@ -71,8 +74,6 @@ void for_ops(Collective c, std::size_t n, F&& f) {
   f(15, "int logical_and", std::logical_and<>{},
     [](std::uint64_t h) { return static_cast<int>(h % 7 == 0 ? 0 : h % 3 + 1); });
   f(16, "bool logical_or", std::logical_or<>{}, [](std::uint64_t h) { return h % 9 == 0; });
-  f(17, "uint8 + (wrapping)", std::plus<>{},
-    [](std::uint64_t h) { return static_cast<std::uint8_t>(h); });
 }
 
 constexpr std::uint64_t salt_of(Collective c, int op_index) {
