@@ -40,12 +40,17 @@ struct CostParameters {
   double lane_memory_bandwidth = 10e9;
   // Messages past the eager limit (eager_kib) go by the rendezvous protocol, whose handshake
   // adds to their start-up (handshake_us); 0: no such step in the times.
-  // Defaults: MPICH's (ch4:ucx) switch at 8 KiB, and a handshake of about a round trip (two
-  // alpha); without them a 16 KiB message priced as eager made the plan prefer one message of
-  // 16 KiB to two of 8 KiB or MPI's own call (docs/model.md).
+  // Defaults: MPICH's (ch4:ucx) switch at 8 KiB, and a handshake of one more start-up (the
+  // receiver's request for the data, which then moves as an eager message's would); without
+  // them a 16 KiB message priced as eager made the plan prefer one message of 16 KiB to two of
+  // 8 KiB or MPI's own call, and with two start-ups the plan took MPI's bcast and reduce over
+  // tlc's binomial tree at 16 KiB, measured the slower (docs/model.md).
   double eager_bytes = 8 * 1024;
-  double handshake = 4e-6;
-  double reduce_bandwidth = 5e9;  // bytes/s one thread reduces (reduce_gbs)
+  double handshake = 2e-6;
+  // Bytes/s one thread reduces (reduce_gbs): what combining a received message costs, whose
+  // bytes are in the caches as they arrive; the default is near tlc-calibrate's sum kernel on
+  // the development machine (docs/model.md).
+  double reduce_bandwidth = 40e9;
   double rendezvous = 0.5e-6;     // seconds per intra-process rendezvous (sync_us)
   // Intra-process copies (predict_call only): bytes/s one thread copies while the others copy
   // too, inside the caches (cache_gbs) and beyond them (memory_gbs), and the bytes of a

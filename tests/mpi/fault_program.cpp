@@ -2,7 +2,7 @@
 // under mpiexec with a hard time limit and checks that the job ends, with an error and the
 // expected message, instead of hanging. Scenario (argv[1]), 2 processes:
 //   peer-throws    2 threads each. Process 1's thread 0 throws before an allreduce that every
-//                  other thread calls. With TLC_TIMEOUT, process 0's leader gives up its MPI
+//                  other thread calls. With TLC_TIMEOUT, process 0's thread in MPI gives up its
 //                  wait with Error(timeout); the job then ends with MPI_Abort instead of blocking
 //                  in MPI_Finalize.
 //   peer-absent    1 thread each. Process 1 never calls; process 0's allreduce (the direct MPI
@@ -22,8 +22,8 @@
 //   peer-stopped   2 threads each. Process 1 stops itself (SIGSTOP) inside the allreduce, in
 //                  its user op: a process that is still there but never answers (swapped out,
 //                  stuck in a driver, stopped by a debugger), which the launcher does not notice.
-//                  With TLC_TIMEOUT process 0's leader gives up at the deadline and the job ends
-//                  with MPI_Abort, which also ends the stopped process.
+//                  With TLC_TIMEOUT process 0's thread in MPI gives up at the deadline and the job
+//                  ends with MPI_Abort, which also ends the stopped process.
 //   peer-stopped-untimed   as peer-stopped with no time-out: process 0's long wait finds
 //                  process 1 silent (its watch thread, stopped too, does not answer) after
 //                  TLC_SILENT seconds.

@@ -107,11 +107,11 @@ TEST(Tuning, FileSetsTheParametersItNames) {
 }
 
 TEST(Tuning, FileChangesThePlan) {
-  // Four processes, 64 KiB allreduce: with the defaults Rabenseifner is the cheapest (tlc's own:
+  // Four processes, 1 MiB allreduce: with the defaults Rabenseifner is the cheapest (tlc's own:
   // MPI's runs the same messages and starts up slower, mpi_start_us); with a start-up 25 times
   // larger and a faster network, recursive doubling's log2(P) messages beat Rabenseifner's
   // 2 log2(P).
-  const PlanQuery q = call(Collective::allreduce, 64 << 10);
+  const PlanQuery q = call(Collective::allreduce, 1 << 20);
   PlanSettings settings;
   EXPECT_EQ(Planner(across(4, 1), settings).plan(q).algorithm, Algorithm::rabenseifner);
   const TempFile file("alpha_us = 50\nlane_gbs = 100\n");
