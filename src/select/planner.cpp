@@ -228,12 +228,15 @@ constexpr ArrivalRange arrival_pays[] = {
 
 // Where the uncalibrated choice inside one process moved from flat_max_bytes because the other
 // form measured faster at 1 x 2 (tlc-bench --algorithms; docs/benchmarking.md, "Uncalibrated
-// defaults", has the figures): allreduce's sliced form from 2 KiB, exscan's flat form (each
-// thread reads the blocks below its own once) up to 512 KiB.
+// defaults", has the figures): allreduce's sliced form from flat_max_bytes itself (a tie
+// there), scatter's flat form up to a root buffer of 1 KiB, exscan's flat form (each thread
+// reads the blocks below its own once) up to 512 KiB.
 std::size_t flat_up_to(Collective c) noexcept {
   switch (c) {
     case Collective::allreduce:
       return flat_max_bytes - 1;
+    case Collective::scatter:
+      return 2 * flat_max_bytes;
     case Collective::exscan:
       return 512 * KiB;
     default:

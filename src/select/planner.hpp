@@ -108,8 +108,9 @@ struct PlanQuery {
 // their MPI steps must pair up.
 int choice_fingerprint(const PlanSettings& settings) noexcept;
 
-// Default thresholds (bytes of one thread's contribution).
-inline constexpr std::size_t flat_max_bytes = 2048;
+// Default thresholds (bytes of one thread's contribution): flat measured the faster inside a
+// process up to 512 bytes, sliced from 1 KiB (docs/benchmarking.md, "Uncalibrated defaults").
+inline constexpr std::size_t flat_max_bytes = 512;
 // Inside one process without measured times: the largest buffer of one thread that takes flat
 // (flat_max_bytes, but for the collectives measured otherwise: docs/benchmarking.md).
 std::size_t flat_up_to(Collective c) noexcept;
