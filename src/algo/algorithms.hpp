@@ -89,6 +89,11 @@ bool all_carried(const CallView& view, int threads);
 // output.
 void build_local_plan(CopyPlan& plan, const CallView& view, int threads, int target);
 
+// Share `share` of `threads` of the sliced algorithm's work on the call in `view` (its phase 2,
+// algo/sliced.cpp): the shares together compute every output once. A data-moving collective
+// runs its copy plan: `plan` when given (built once for view's buffers), else one built here.
+void run_sliced_share(const CallView& view, int share, int threads, const CopyPlan* plan);
+
 // Per-thread scratch vectors of pointers, reused across calls.
 std::span<const void*> input_pointers(std::size_t n);
 std::span<void*> output_pointers(std::size_t n);

@@ -14,6 +14,7 @@
 
 #include "algo/algorithms.hpp"
 #include "algo/posted/schedule.hpp"
+#include "algo/posted/slices.hpp"
 #include "inter/mpi_wait.hpp"
 #include "select/collective_traits.hpp"
 #include "team/team_impl.hpp"
@@ -29,6 +30,8 @@ PostedCall::PostedCall(TeamImpl& team_, bool persistent_)
   if (persistent) network.set_repeated();
 }
 
+PostedCall::~PostedCall() = default;
+
 void PostedCalls::prepare(int threads, int limit) {
   threads_.assign(static_cast<std::size_t>(threads), Counters{});
   limit_ = limit;
@@ -36,21 +39,15 @@ void PostedCalls::prepare(int threads, int limit) {
 
 RoundLines::RoundLines(int threads, std::size_t payload_bytes)
     : threads_(threads), payload_bytes_(payload_bytes) {
-  if (sizeof(std::uint64_t) + 2 * payload_bytes <= cache_line_size) {
-    // The stamp and both payloads in one line: a reader pulls one line per thread.
-    payload_offset_ = sizeof(std::uint64_t);
-    payload_stride_ = payload_bytes;
-    stride_ = cache_line_size;
-  } else {  // each payload on lines of its own, after the stamp's
-    payload_offset_ = cache_line_size;
-    payload_stride_ = (payload_bytes + cache_line_size - 1) / cache_line_size * cache_line_size;
-    stride_ = cache_line_size + 2 * payload_stride_;
-  }
+  part_stride_ = (header + payload_bytes + cache_line_size - 1) / cache_line_size * cache_line_size;
+  stride_ = 2 * part_stride_;
   const std::size_t bytes = stride_ * static_cast<std::size_t>(threads);
   memory_.reset(
       static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{cache_line_size})));
   std::memset(memory_.get(), 0, bytes);
-  for (int t = 0; t < threads; ++t) new (line(t)) std::atomic<std::uint64_t>(0);
+  for (int t = 0; t < threads; ++t)
+    for (std::uint64_t parity = 0; parity < 2; ++parity)
+      new (part(t, parity)) std::atomic<std::uint64_t>(0);
 }
 
 void RoundLines::Free::operator()(std::byte* p) const noexcept {
@@ -66,6 +63,8 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
   }
   const auto i = static_cast<std::size_t>(me);
   const bool counts = round > 0 && entry.invalid.empty();
+  if (round == 0 && team.processes() == 1 && entry.invalid.empty())
+    entry.aside.resize(posted::RoundSlices::aside_bytes(entry));
   std::shared_ptr<PostedCall> call;
   std::uint64_t sequence = 0;
   bool last = false;
@@ -83,9 +82,14 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
       mismatch = it->second.kind != kind;
     } else {
       call = std::make_shared<PostedCall>(team, kind == Kind::init);
-      if (kind == Kind::init && team.processes() == 1)
-        if (const std::size_t bytes = posted::line_payload_bytes(entry, team.threads()))
+      if (kind == Kind::init && team.processes() == 1) {
+        if (const std::size_t bytes = posted::line_payload_bytes(entry, team.threads())) {
           call->lines = std::make_unique<RoundLines>(team.threads(), bytes);
+          if (entry.count * entry.call.type.size <= inline_capacity)
+            call->lines->fold = builtin_line_fold(entry.call.op, entry.call.type);
+        } else if (posted::RoundSlices::serves(entry, team.threads()))
+          call->slices = std::make_unique<posted::RoundSlices>(team.threads());
+      }
       it = open_.emplace(sequence, Open{call, kind}).first;
     }
     if (mismatch) {
@@ -114,6 +118,7 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
 }
 
 void PostedCalls::abandon(PostedCall& call, std::uint64_t round) noexcept {
+  if (call.slices) return call.slices->abandon(round);
   call.abandoned.store(round);
   if (call.pack_begun.load() < round) return;  // its pack will see `abandoned` and not run
   while (call.pack_ended.load(std::memory_order_acquire) < round) std::this_thread::yield();
@@ -129,10 +134,18 @@ void PostedCalls::start_round(TeamImpl& team, int me, PostedCall& call, std::uin
     // posted calls (every thread skips them alike); the thread's copy of its contribution and
     // its stamp are the whole start (algo/posted/lines.cpp).
     const PostedEntry& mine = call.entries[i];
-    if (mine.invalid.empty() && mine.contribution_bytes <= call.lines->payload_bytes() &&
-        mine.contribution_bytes)
-      std::memcpy(call.lines->payload(me, round), mine.contribution, mine.contribution_bytes);
+    if (mine.invalid.empty() && mine.contribution_bytes <= call.lines->payload_bytes()) {
+      if (mine.contribution_bytes <= inline_capacity)
+        copy_small(call.lines->payload(me, round), mine.contribution, mine.contribution_bytes);
+      else
+        std::memcpy(call.lines->payload(me, round), mine.contribution, mine.contribution_bytes);
+    }
     call.lines->stamp(me, round);
+    team.waiter().notify();
+    return;
+  }
+  if (call.slices) {  // the same, on slices (algo/posted/slices.hpp)
+    call.slices->start(call, me, round);
     team.waiter().notify();
     return;
   }
@@ -184,10 +197,12 @@ void PostedCalls::pack_and_post(TeamImpl& team, int me, const std::shared_ptr<Po
                std::make_exception_ptr(
                    Error(Errc::invalid_argument,
                          "tlc: " + team.who(t) + ": " + why + " (in the persistent call's init)")));
-      // The rounds on lines never meet in a pack, so the threads' agreement is checked here.
-      if (call->lines && call->failed.load(std::memory_order_relaxed) == 0) {
+      // The rounds on lines and slices never meet in a pack, so the threads' agreement is
+      // checked here.
+      if ((call->lines || call->slices) && call->failed.load(std::memory_order_relaxed) == 0) {
         try {
           posted::check_agreement(*call);
+          if (call->slices) call->slices->prepare(*call);
         } catch (...) {
           fail(*call, ~std::uint64_t{0}, std::current_exception());
         }
@@ -486,9 +501,9 @@ namespace {
 // object release it in the C++ runtime, whose reference count ThreadSanitizer cannot see (it
 // reports the last release as a race with another thread's reading), and a copy costs nothing
 // next to a failed call. Other exceptions (a user op's) go as they are.
-[[noreturn]] void throw_call_error(const PostedCall& call) {
+[[noreturn]] void throw_call_error(const std::exception_ptr& error) {
   try {
-    std::rethrow_exception(call.error);
+    std::rethrow_exception(error);
   } catch (const TeamAborted& e) {
     throw TeamAborted(std::string(e.what()));
   } catch (const Error& e) {
@@ -500,15 +515,21 @@ namespace {
 
 bool PostedCalls::test(PostedCall& call, std::uint64_t round, int me) {
   if (call.lines) {
-    if (call.failed.load(std::memory_order_acquire) >= round) throw_call_error(call);
+    if (call.failed.load(std::memory_order_acquire) >= round) throw_call_error(call.error);
     if (!call.lines->all_started(round)) return false;
     // A thread whose start came after a failure of the init stamped too: look again.
-    if (call.failed.load(std::memory_order_acquire) >= round) throw_call_error(call);
+    if (call.failed.load(std::memory_order_acquire) >= round) throw_call_error(call.error);
     posted::finish_from_lines(call, round, me);
     return true;
   }
+  if (call.slices) {
+    if (!call.slices->advance(call, me, round)) return false;
+    if (call.failed.load(std::memory_order_acquire) >= round) throw_call_error(call.error);
+    if (std::exception_ptr failure = call.slices->failure_of(round)) throw_call_error(failure);
+    return true;
+  }
   if (!advance(call, round)) return false;
-  if (call.failed.load(std::memory_order_acquire) >= round) throw_call_error(call);
+  if (call.failed.load(std::memory_order_acquire) >= round) throw_call_error(call.error);
   posted::unpack(call, me);
   return true;
 }
@@ -523,6 +544,22 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
         },
         [&] { return std::string("threads of this process that have not started the round yet"); });
     test(call, round, me);
+    return;
+  }
+  if (call.slices) {
+    while (!test(call, round, me)) {
+      cpu_relax();  // in the grace before taking others' tasks the waiter returns at once
+      team.waiter().wait(
+          [&] {
+            return call.slices->advanceable(round) ||
+                   call.failed.load(std::memory_order_acquire) >= round;
+          },
+          [&] {
+            return std::string(
+                "threads of this process that have not started the round yet, or whose share "
+                "of it is not done");
+          });
+    }
     return;
   }
   // What a long wait between processes says this process waits in: "nonblocking call n", with

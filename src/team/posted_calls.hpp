@@ -35,6 +35,7 @@
 #include <tlc/detail/call.hpp>
 
 #include "inter/posted_op.hpp"
+#include "intra/sliced_reduce.hpp"
 #include "team/flags.hpp"
 #include "team/wait_policy.hpp"
 
@@ -42,6 +43,9 @@ namespace tlc::detail {
 
 class TeamImpl;
 class ProcessComm;
+namespace posted {
+class RoundSlices;
+}
 
 // The lock of the posted calls' order: held for a map lookup or two, by threads that start
 // calls at nearly the same moment. A std::mutex that loses the race puts the thread to sleep in
@@ -67,45 +71,50 @@ class BriefLock {
 };
 
 // The lines of a persistent call of a one-process team whose contributions are small
-// (algo/posted/lines.cpp): per thread, the round it last started and two payloads, one per
-// round parity, that hold a copy of its contribution to that round. Written by their thread
-// only; read by every thread of the call.
+// (algo/posted/lines.cpp): per thread and round parity, the round it last started of that
+// parity and, after it, a copy of its contribution to that round, on lines of their own (one
+// line for contributions of up to 48 bytes: a reader pulls one line per thread, and a thread
+// writing the next round's never disturbs a reader of this one's). Written by their thread only;
+// read by every thread of the call.
 class RoundLines {
  public:
   RoundLines(int threads, std::size_t payload_bytes);
   // Thread t's payload for `round`.
-  std::byte* payload(int t, std::uint64_t round) noexcept {
-    return line(t) + payload_offset_ + (round & 1) * payload_stride_;
-  }
+  std::byte* payload(int t, std::uint64_t round) noexcept { return part(t, round) + header; }
   const std::byte* payload(int t, std::uint64_t round) const noexcept {
-    return line(t) + payload_offset_ + (round & 1) * payload_stride_;
+    return part(t, round) + header;
   }
   std::size_t payload_bytes() const noexcept { return payload_bytes_; }
-  // Bytes from one thread's line to the next.
+  // A reduction with a built-in op whose payload fits the blocking calls' inline form: that
+  // form's kernel, which folds the lines in one call (else nullptr: the call's combine per line).
+  LineFoldFn fold = nullptr;
+  // Bytes from one thread's payload to the next's of the same round.
   std::size_t stride() const noexcept { return stride_; }
   // Thread t has started `round` (its payload written before).
   void stamp(int t, std::uint64_t round) noexcept {
-    stamp_of(t).store(round, std::memory_order_release);
+    stamp_of(t, round).store(round, std::memory_order_release);
   }
   // Whether every thread has started `round`.
   bool all_started(std::uint64_t round) const noexcept {
     for (int t = 0; t < threads_; ++t)
-      if (stamp_of(t).load(std::memory_order_acquire) < round) return false;
+      if (stamp_of(t, round).load(std::memory_order_acquire) < round) return false;
     return true;
   }
 
  private:
-  std::byte* line(int t) const noexcept {
-    return memory_.get() + static_cast<std::size_t>(t) * stride_;
+  // The stamp, then the payload at an offset that suits every element type's alignment.
+  static constexpr std::size_t header = 16;
+  std::byte* part(int t, std::uint64_t round) const noexcept {
+    return memory_.get() + static_cast<std::size_t>(t) * stride_ + (round & 1) * part_stride_;
   }
-  std::atomic<std::uint64_t>& stamp_of(int t) const noexcept {
-    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(line(t)));
+  std::atomic<std::uint64_t>& stamp_of(int t, std::uint64_t round) const noexcept {
+    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(part(t, round)));
   }
   struct Free {
     void operator()(std::byte* p) const noexcept;
   };
   int threads_;
-  std::size_t payload_bytes_, payload_offset_ = 0, payload_stride_ = 0, stride_ = 0;
+  std::size_t payload_bytes_, part_stride_ = 0, stride_ = 0;
   std::unique_ptr<std::byte[], Free> memory_;
 };
 
@@ -118,6 +127,9 @@ struct PostedEntry {
   const void* contribution = nullptr;   // what this thread gives (send, or recv in place)
   std::size_t contribution_bytes = 0;
   std::string invalid;  // non-empty: this thread's own arguments are wrong, and why
+  // A persistent in-place call on slices whose output others' reads race with: the copy of the
+  // input each start makes (algo/posted/slices.hpp).
+  std::vector<std::byte> aside;
 };
 
 // The shared state of one posted call of the threads of this process. A nonblocking call has
@@ -125,6 +137,7 @@ struct PostedEntry {
 class PostedCall : public std::enable_shared_from_this<PostedCall> {
  public:
   PostedCall(TeamImpl& team, bool persistent);
+  ~PostedCall();
   PostedCall(const PostedCall&) = delete;
   PostedCall& operator=(const PostedCall&) = delete;
 
@@ -165,8 +178,10 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
     std::atomic<std::uint64_t> task_round{0};
   };
   std::unique_ptr<PerThread[]> per_thread;
-  // One process, small contributions: the rounds run on lines instead (made at the init).
+  // One process: the rounds run on lines (small contributions) or on slices (larger ones)
+  // instead, made at the init.
   std::unique_ptr<RoundLines> lines;
+  std::unique_ptr<posted::RoundSlices> slices;
 
   // TLC_CHECK, several processes: the comparison of the call with the other processes' (every
   // process's signature, gathered in process order on the team's check communicator) that

@@ -201,7 +201,11 @@ class Rendezvous {
   struct CallView {
     const Rendezvous* rendezvous;
     int parity;
+    // Or descriptors kept elsewhere, one per local thread: a persistent call's, whose rounds run
+    // the sliced algorithm's shares without a rendezvous (algo/posted/slices.cpp).
+    const CallDescriptor* descriptors = nullptr;
     const CallDescriptor& operator[](int local_index) const {
+      if (descriptors) return descriptors[local_index];
       return rendezvous->slots_[static_cast<std::size_t>(local_index)].published[parity];
     }
   };

@@ -4,11 +4,15 @@
 // reductions; requests completed out of order and interleaved with blocking calls; persistent
 // rounds; the errors of misuse.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mpi/test_common.hpp"
@@ -538,6 +542,152 @@ TEST(Nonblocking, PersistentRoundsOneThreadPerProcess) {
   expect_clean(outcomes, "persistent rounds, one thread per process");
 }
 
+// A one-process team's persistent calls past the lines run on slices (algo/posted/slices.hpp):
+// any thread that tests or waits may run another's share of a round. Many rounds whose inputs
+// change every round, threads that complete them differently (wait at once, poll test() while
+// computing, sleep now and then before waiting), so that shares move between threads; every
+// element against its sequential reference, every round.
+TEST(Nonblocking, PersistentRoundsOnSlicesInOneProcess) {
+  if (world_size() > 1) GTEST_SKIP() << "one-process teams; each process runs this alone";
+  constexpr int threads = 3, rounds = 300;
+  constexpr std::size_t n = 700;  // 5600 bytes per rank block: past the lines
+  tlc::Team team(MPI_COMM_SELF, test_options(threads));
+  std::vector<Outcome> outcomes(threads);
+  team.run([&](tlc::Thread& me) {
+    Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+    const int rank = me.rank();
+    const auto T_ = static_cast<std::size_t>(threads);
+    std::vector<T> send(n), sum(n), prefix(n), cast(n), exchange(n * T_);
+    auto p_sum = me.allreduce_init(send, sum);
+    auto p_prefix = me.scan_init(send, prefix, Affine{});
+    auto p_cast = me.bcast_init(cast, 1);
+    auto p_exchange = me.alltoall_init(exchange);  // in place: the input is copied aside
+    std::vector<tlc::Persistent*> calls{&p_sum, &p_prefix, &p_cast, &p_exchange};
+    auto expect = [&](bool good, int round, const char* what, std::size_t i) {
+      if (!good && out.mismatches++ == 0)
+        out.first_mismatch =
+            std::string(what) + " round " + std::to_string(round) + " element " + std::to_string(i);
+    };
+    volatile double sink = 0;
+    try {
+      for (int round = 0; round < rounds; ++round) {
+        for (std::size_t i = 0; i < n; ++i) {  // in the buffers given at the init
+          send[i] = value(rank, i, round);
+          if (rank == 1) cast[i] = value(1, i, round + 7);
+        }
+        for (std::size_t j = 0; j < T_; ++j)
+          for (std::size_t i = 0; i < n; ++i) exchange[j * n + i] = value(rank, j * n + i, round);
+        for (tlc::Persistent* p : calls) p->start();
+        for (tlc::Persistent* p : calls) {
+          if (rank == 1) {
+            while (!p->test())
+              for (int k = 0; k < 200; ++k) sink = sink + 1.0;  // computing between tests
+          } else {
+            if (rank == 2 && round % 7 == 0)
+              std::this_thread::sleep_for(std::chrono::microseconds(200));
+            p->wait();
+          }
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+          T want_sum = 0, want_prefix = value(0, i, round);
+          for (int r = 0; r < threads; ++r) want_sum += value(r, i, round);
+          for (int r = 1; r <= rank; ++r) want_prefix = Affine{}(want_prefix, value(r, i, round));
+          expect(sum[i] == want_sum, round, "allreduce", i);
+          expect(prefix[i] == want_prefix, round, "scan", i);
+          expect(cast[i] == value(1, i, round + 7), round, "bcast", i);
+          for (std::size_t j = 0; j < T_; ++j)
+            expect(exchange[j * n + i] ==
+                       value(static_cast<int>(j), static_cast<std::size_t>(rank) * n + i, round),
+                   round, "alltoall in place", j * n + i);
+        }
+      }
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+  });
+  expect_clean(outcomes, "persistent rounds on slices");
+}
+
+// A user op that throws in a share of a round on slices: that round fails on every thread with
+// the op's exception, only once no share of it runs any more; the next round is whole.
+struct PoisonFailure : std::runtime_error {
+  PoisonFailure() : std::runtime_error("the user op met the poison") {}
+};
+constexpr T poison = 0xdeadbeef;
+struct SumUnlessPoison {
+  T operator()(const T& a, const T& b) const {
+    if (b == poison) throw PoisonFailure();
+    return a + b;
+  }
+};
+
+TEST(Nonblocking, PersistentRoundOnSlicesWhoseOpThrowsFailsOnEveryThread) {
+  if (world_size() > 1) GTEST_SKIP() << "one-process teams; each process runs this alone";
+  constexpr int threads = 2;
+  constexpr std::size_t n = 2000;
+  tlc::Team team(MPI_COMM_SELF, test_options(threads));
+  std::vector<std::string> outcome(threads);
+  team.run([&](tlc::Thread& me) {
+    std::string& mine = outcome[static_cast<std::size_t>(me.local_index())];
+    std::vector<T> send(n), recv(n);
+    auto p = me.allreduce_init(send, recv, SumUnlessPoison{});
+    for (int round = 0; round < 3; ++round) {
+      std::fill(send.begin(), send.end(), static_cast<T>(me.rank() + round));
+      if (round == 1 && me.rank() == 1) send[n - 1] = poison;  // in the last thread's share
+      try {
+        p.start();
+        p.wait();
+        const T want = static_cast<T>(threads * (threads - 1) / 2 + threads * round);
+        const bool whole = std::all_of(recv.begin(), recv.end(), [&](T v) { return v == want; });
+        mine += "round " + std::to_string(round) + (whole ? " ok; " : " wrong; ");
+      } catch (const PoisonFailure&) {
+        mine += "round " + std::to_string(round) + " threw; ";
+      } catch (const std::exception& e) {
+        mine += "round " + std::to_string(round) + ": " + e.what() + "; ";
+      }
+    }
+  });
+  for (const std::string& o : outcome) EXPECT_EQ(o, "round 0 ok; round 1 threw; round 2 ok; ");
+}
+
+// A thread whose wait for a round on slices ends with an error (TLC_TIMEOUT: another thread has
+// not started it) may free its buffers at once: the round runs for nobody, the late thread's
+// wait ends with TeamAborted instead of reading them, and the next round is whole.
+TEST(Nonblocking, PersistentRoundOnSlicesAbandonedByATimedOutThread) {
+  if (world_size() > 1) GTEST_SKIP() << "one-process teams; each process runs this alone";
+  constexpr std::size_t n = 2000;
+  tlc::TeamOptions options = test_options(2);
+  options.timeout_seconds = 1;
+  tlc::Team team(MPI_COMM_SELF, options);
+  std::vector<std::string> outcome(2);
+  std::atomic<bool> round_0_over{false};
+  team.run([&](tlc::Thread& me) {
+    std::string& mine = outcome[static_cast<std::size_t>(me.local_index())];
+    std::vector<T> send(n, static_cast<T>(me.rank() + 1)), recv(n);
+    auto p = me.allreduce_init(send, recv);
+    if (me.rank() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    try {
+      p.start();
+      p.wait();
+      mine += "round 0 ran; ";
+    } catch (const tlc::TeamAborted& e) {
+      mine += std::string("round 0 aborted") +
+              (std::string(e.what()).find("gave up") != std::string::npos ? " (gave up); " : "; ");
+    } catch (const tlc::Error& e) {
+      mine += e.code() == tlc::Errc::timeout ? "round 0 timed out; " : "round 0 other error; ";
+    }
+    // Not a tlc call, which would time out too while thread 1 sleeps.
+    if (me.rank() == 1) round_0_over.store(true);
+    while (!round_0_over.load()) std::this_thread::yield();
+    p.start();
+    p.wait();
+    mine += std::all_of(recv.begin(), recv.end(), [](T v) { return v == 3; }) ? "round 1 ok"
+                                                                              : "round 1 wrong";
+  });
+  EXPECT_EQ(outcome[0], "round 0 timed out; round 1 ok");
+  EXPECT_EQ(outcome[1], "round 0 aborted (gave up); round 1 ok");
+}
+
 // More requests in progress than the limit: a clear error, the others still complete.
 TEST(Nonblocking, TooManyOutstandingIsAnError) {
   tlc::TeamOptions options = test_options(1);
@@ -651,37 +801,39 @@ TEST(Nonblocking, PersistentInitWithBadArgumentsFailsEveryThread) {
 
 // Threads whose persistent inits are valid each but disagree (the element count) get an error
 // at every round on every thread, never a wait for a round that cannot run: in one process the
-// rounds run on the threads' lines, and the init compares the threads' calls for them.
+// rounds run on the threads' lines or slices, and the init compares the threads' calls for them.
 TEST(Nonblocking, PersistentInitThreadsDisagreeFailEveryRound) {
-  tlc::Team team(MPI_COMM_WORLD, test_options(2));
-  std::vector<std::string> errors(2);
-  std::vector<int> failed_rounds(2, 0);
-  try {
-    team.run([&](tlc::Thread& me) {
-      const auto i = static_cast<std::size_t>(me.local_index());
-      std::vector<T> send(3 + i, 1), recv(3 + i, 0);
-      auto p = me.allreduce_init(send, recv);
-      for (int round = 0; round < 3; ++round) {
-        try {
-          p.start();
-          p.wait();
-        } catch (const tlc::TeamAborted& e) {
-          errors[i] = std::string("aborted: ") + e.what();
-          throw;
-        } catch (const tlc::Error& e) {
-          errors[i] = e.what();
-          ++failed_rounds[i];
+  for (std::size_t base : {std::size_t{3}, std::size_t{3000}}) {  // lines, slices
+    tlc::Team team(MPI_COMM_WORLD, test_options(2));
+    std::vector<std::string> errors(2);
+    std::vector<int> failed_rounds(2, 0);
+    try {
+      team.run([&](tlc::Thread& me) {
+        const auto i = static_cast<std::size_t>(me.local_index());
+        std::vector<T> send(base + i, 1), recv(base + i, 0);
+        auto p = me.allreduce_init(send, recv);
+        for (int round = 0; round < 3; ++round) {
+          try {
+            p.start();
+            p.wait();
+          } catch (const tlc::TeamAborted& e) {
+            errors[i] = std::string("aborted: ") + e.what();
+            throw;
+          } catch (const tlc::Error& e) {
+            errors[i] = e.what();
+            ++failed_rounds[i];
+          }
         }
+      });
+    } catch (const tlc::TeamAborted&) {  // across processes the failure aborts the team
+    }
+    for (std::size_t i = 0; i < errors.size(); ++i) {
+      EXPECT_FALSE(errors[i].empty()) << "thread " << i << ", " << base << " elements";
+      EXPECT_EQ(errors[i].find("TLC_TIMEOUT"), std::string::npos) << errors[i];
+      if (world_size() == 1) {
+        EXPECT_EQ(failed_rounds[i], 3) << errors[i];
+        EXPECT_NE(errors[i].find("elements per rank"), std::string::npos) << errors[i];
       }
-    });
-  } catch (const tlc::TeamAborted&) {  // across processes the failure aborts the team
-  }
-  for (std::size_t i = 0; i < errors.size(); ++i) {
-    EXPECT_FALSE(errors[i].empty()) << "thread " << i;
-    EXPECT_EQ(errors[i].find("TLC_TIMEOUT"), std::string::npos) << errors[i];
-    if (world_size() == 1) {
-      EXPECT_EQ(failed_rounds[i], 3) << errors[i];
-      EXPECT_NE(errors[i].find("elements per rank"), std::string::npos) << errors[i];
     }
   }
 }

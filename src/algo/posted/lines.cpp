@@ -24,13 +24,13 @@ namespace tlc::detail::posted {
 
 namespace {
 
-// Beyond a few KiB each thread's copy at start and its reads of every line cost more than the
-// general schedule's synchronisation (docs/benchmarking.md, "Overlap").
-constexpr std::size_t round_line_max_bytes = 4 * 1024;
+// Beyond this each thread's copy at start and its reads of every line cost more than the slices'
+// claims and stamps (algo/posted/slices.hpp; docs/benchmarking.md, "Overlap").
+constexpr std::size_t round_line_max_bytes = 512;
 
 }  // namespace
 
-std::size_t line_payload_bytes(const PostedEntry& entry, int threads) {
+std::size_t round_contribution_bytes(const PostedEntry& entry, int threads) {
   const Call& c = entry.call;
   const std::size_t block = entry.count * c.type.size;
   const auto T = static_cast<std::size_t>(threads);
@@ -53,7 +53,12 @@ std::size_t line_payload_bytes(const PostedEntry& entry, int threads) {
     default:  // barrier (nothing to carry: the general schedule is as cheap), the v-variants
       return 0;
   }
-  return bytes > 0 && bytes <= round_line_max_bytes ? bytes : 0;
+  return bytes;
+}
+
+std::size_t line_payload_bytes(const PostedEntry& entry, int threads) {
+  const std::size_t bytes = round_contribution_bytes(entry, threads);
+  return bytes <= round_line_max_bytes ? bytes : 0;
 }
 
 void finish_from_lines(PostedCall& call, std::uint64_t round, int me) {
@@ -69,6 +74,7 @@ void finish_from_lines(PostedCall& call, std::uint64_t round, int me) {
   // out = lines [0, last) folded in rank order, each read from `offset`.
   auto fold = [&](int last, std::size_t offset, std::byte* out) {
     if (last <= 0 || block == 0) return;
+    if (lines.fold) return lines.fold(line(0) + offset, stride, last, n, out);
     std::memcpy(out, line(0) + offset, block);
     for (int t = 1; t < last; ++t) c.combine(c.op_object, out, line(t) + offset, n, false);
   };

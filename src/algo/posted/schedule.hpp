@@ -39,6 +39,9 @@ void check_agreement(const PostedCall& call);
 // on every thread that passes the same call); and thread me's output of `round`, once every
 // thread has started it.
 std::size_t line_payload_bytes(const PostedEntry& entry, int threads);
+// What a thread contributes to a round of a one-process persistent call on lines or slices
+// (algo/posted/slices.hpp), 0 for the calls that take the general schedule.
+std::size_t round_contribution_bytes(const PostedEntry& entry, int threads);
 void finish_from_lines(PostedCall& call, std::uint64_t round, int me);
 void pack_task(PostedCall& call, int task);
 void post(PostedCall& call, ProcessComm& comm);
