@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "inter/p2p.hpp"
+#include "inter/p2p_exchanges.hpp"
 
 namespace tlc::detail::p2p {
 
@@ -21,11 +22,13 @@ void require_commutative(const Call& call, const char* algorithm) {
                     " reorders the contributions and needs a commutative op");
 }
 
-// The largest power of two <= p (p >= 1).
-int floor_power_of_two(int p) {
-  int pof2 = 1;
-  while (pof2 * 2 <= p) pof2 *= 2;
-  return pof2;
+// One exchange of the allreduces (p2p_exchanges.hpp): posted, waited for, combined.
+void run_exchange(ProcessComm& lane, const Exchange& x, const Call& call, const char* what) {
+  std::array<MPI_Request, 2> requests;
+  util::irecv(lane, x.recv, x.recv_bytes, x.from, x.tag, requests[0]);
+  util::isend(lane, x.send, x.send_bytes, x.to, x.tag, requests[1]);
+  lane.wait_all(requests, what);
+  if (x.count != 0) call.combine(call.op_object, x.into, x.operand, x.count, x.operand_is_lower);
 }
 
 }  // namespace
@@ -102,62 +105,18 @@ void pairwise_reduce_scatter(ProcessComm& lane, std::byte* buf, std::span<const 
 void recursive_doubling_allreduce(ProcessComm& lane, const std::byte* send, std::byte* buf,
                                   std::size_t count, const Call& call) {
   const int size = lane.size(), rank = lane.rank();
-  const std::size_t bytes = count * call.type.size;
-  const int pof2 = floor_power_of_two(size);
-  const int extra = size - pof2;
+  const std::size_t element = call.type.size, bytes = count * element;
+  const int extra = size - floor_power_of_two(size);
   // The input apart: the first exchange reads it where it is, unless the fold comes first.
   if (send != buf && bytes != 0 && (size == 1 || extra > 0)) {
     std::memcpy(buf, send, bytes);
     send = buf;
   }
   if (size == 1 || count == 0) return;
-  std::byte* incoming = util::scratch(bytes);
-
-  int renumbered = rank - extra;
-  if (rank < 2 * extra) {
-    MPI_Request request;
-    if (rank % 2 == 0) {
-      util::isend(lane, buf, bytes, rank + 1, util::tag_recursive_doubling_fold, request);
-      lane.wait_all(std::span(&request, 1), "recursive doubling allreduce");
-      renumbered = -1;
-    } else {
-      util::irecv(lane, incoming, bytes, rank - 1, util::tag_recursive_doubling_fold, request);
-      lane.wait_all(std::span(&request, 1), "recursive doubling allreduce");
-      call.combine(call.op_object, buf, incoming, count, true);
-      renumbered = rank / 2;
-    }
-  }
-
-  if (renumbered >= 0) {
-    for (int mask = 1; mask < pof2; mask <<= 1) {
-      const int partner_renumbered = renumbered ^ mask;
-      const int partner =
-          partner_renumbered < extra ? partner_renumbered * 2 + 1 : partner_renumbered + extra;
-      std::array<MPI_Request, 2> requests;
-      if (send != buf) {  // the first exchange, input apart: the partner's vector lands in buf
-        util::irecv(lane, buf, bytes, partner, util::tag_recursive_doubling, requests[0]);
-        util::isend(lane, send, bytes, partner, util::tag_recursive_doubling, requests[1]);
-        lane.wait_all(requests, "recursive doubling allreduce");
-        call.combine(call.op_object, buf, send, count, rank < partner);
-        send = buf;
-        continue;
-      }
-      util::irecv(lane, incoming, bytes, partner, util::tag_recursive_doubling, requests[0]);
-      util::isend(lane, buf, bytes, partner, util::tag_recursive_doubling, requests[1]);
-      lane.wait_all(requests, "recursive doubling allreduce");
-      call.combine(call.op_object, buf, incoming, count, partner < rank);
-    }
-  }
-
-  if (rank < 2 * extra) {
-    MPI_Request request;
-    if (rank % 2 == 0) {
-      util::irecv(lane, buf, bytes, rank + 1, util::tag_recursive_doubling_unfold, request);
-    } else {
-      util::isend(lane, buf, bytes, rank - 1, util::tag_recursive_doubling_unfold, request);
-    }
-    lane.wait_all(std::span(&request, 1), "recursive doubling allreduce");
-  }
+  std::byte* incoming = util::scratch(recursive_doubling_scratch_bytes(count, element));
+  recursive_doubling_exchanges(
+      rank, size, send, buf, incoming, count, element,
+      [&](const Exchange& x) { run_exchange(lane, x, call, "recursive doubling allreduce"); });
 }
 
 // Rabenseifner's allreduce: vector halving and distance doubling ([Thakur] sec. 5.1).
@@ -186,122 +145,17 @@ void rabenseifner_allreduce(ProcessComm& lane, const std::byte* send, std::byte*
   require_commutative(call, "Rabenseifner allreduce");
   const int size = lane.size(), rank = lane.rank();
   const std::size_t element = call.type.size;
-  const int pof2 = floor_power_of_two(size);
-  const int extra = size - pof2;
+  const int extra = size - floor_power_of_two(size);
   // The input apart: the first halving step reads it where it is, unless the fold comes first.
   if (send != buf && count != 0 && (size == 1 || extra > 0)) {
     std::memcpy(buf, send, count * element);
     send = buf;
   }
   if (size == 1 || count == 0) return;
-  const auto blocks = static_cast<std::size_t>(pof2);
-
-  // Block b of the halving: [first[b], first[b + 1]) in elements.
-  std::vector<std::size_t> first(blocks + 1, 0);
-  for (std::size_t b = 0; b < blocks; ++b)
-    first[b + 1] = first[b] + count / blocks + (b < count % blocks ? 1 : 0);
-  // The largest receive: a half of the vector in the fold, or a half of the blocks in the
-  // first halving step.
-  const std::size_t half = count / 2;
-  const std::size_t largest =
-      std::max(count - half, std::max(first[blocks / 2], count - first[blocks / 2]));
-  std::byte* incoming = util::scratch(largest * element);
-  auto at = [&](std::size_t element_index) { return buf + element_index * element; };
-
-  // 1. Fold.
-  int renumbered = rank - extra;
-  if (rank < 2 * extra) {
-    std::array<MPI_Request, 2> requests;
-    if (rank % 2 == 0) {
-      util::irecv(lane, incoming, half * element, rank + 1, util::tag_rabenseifner_fold,
-                  requests[0]);
-      util::isend(lane, at(half), (count - half) * element, rank + 1, util::tag_rabenseifner_fold,
-                  requests[1]);
-      lane.wait_all(requests, "Rabenseifner allreduce");
-      call.combine(call.op_object, buf, incoming, half, false);
-      // The upper half was just sent from here; only now may it be overwritten.
-      util::irecv(lane, at(half), (count - half) * element, rank + 1,
-                  util::tag_rabenseifner_fold_result, requests[0]);
-      lane.wait_all(std::span(requests.data(), 1), "Rabenseifner allreduce");
-      renumbered = rank / 2;
-    } else {
-      util::irecv(lane, incoming, (count - half) * element, rank - 1, util::tag_rabenseifner_fold,
-                  requests[0]);
-      util::isend(lane, buf, half * element, rank - 1, util::tag_rabenseifner_fold, requests[1]);
-      lane.wait_all(requests, "Rabenseifner allreduce");
-      call.combine(call.op_object, at(half), incoming, count - half, true);
-      util::isend(lane, at(half), (count - half) * element, rank - 1,
-                  util::tag_rabenseifner_fold_result, requests[0]);
-      lane.wait_all(std::span(requests.data(), 1), "Rabenseifner allreduce");
-      renumbered = -1;
-    }
-  }
-
-  if (renumbered >= 0) {
-    auto real_rank = [&](int r) { return r < extra ? r * 2 : r + extra; };
-    struct Step {
-      int partner;
-      std::size_t keep_begin, keep_end, give_begin, give_end;  // block ranges
-    };
-    std::array<Step, 32> steps;
-    std::size_t step_count = 0;
-    // 2. Reduce-scatter by recursive halving (distance doubling).
-    std::size_t low = 0, high = blocks;
-    for (int mask = 1; mask < pof2; mask <<= 1) {
-      const std::size_t middle = (low + high) / 2;
-      const bool keep_lower = (renumbered & mask) == 0;
-      Step s{real_rank(renumbered ^ mask), keep_lower ? low : middle, keep_lower ? middle : high,
-             keep_lower ? middle : low, keep_lower ? high : middle};
-      const std::size_t keep = first[s.keep_end] - first[s.keep_begin];
-      const std::size_t give = first[s.give_end] - first[s.give_begin];
-      std::array<MPI_Request, 2> requests;
-      if (send != buf) {  // the first step, input apart: the partner's half lands in buf
-        const std::byte* mine = send + first[s.keep_begin] * element;
-        util::irecv(lane, at(first[s.keep_begin]), keep * element, s.partner,
-                    util::tag_rabenseifner_halving, requests[0]);
-        util::isend(lane, send + first[s.give_begin] * element, give * element, s.partner,
-                    util::tag_rabenseifner_halving, requests[1]);
-        lane.wait_all(requests, "Rabenseifner allreduce");
-        if (keep != 0)
-          call.combine(call.op_object, at(first[s.keep_begin]), mine, keep, rank < s.partner);
-        send = buf;
-      } else {
-        util::irecv(lane, incoming, keep * element, s.partner, util::tag_rabenseifner_halving,
-                    requests[0]);
-        util::isend(lane, at(first[s.give_begin]), give * element, s.partner,
-                    util::tag_rabenseifner_halving, requests[1]);
-        lane.wait_all(requests, "Rabenseifner allreduce");
-        if (keep != 0)
-          call.combine(call.op_object, at(first[s.keep_begin]), incoming, keep, s.partner < rank);
-      }
-      steps[step_count++] = s;
-      low = s.keep_begin;
-      high = s.keep_end;
-    }
-    // 3. Allgather by recursive doubling (distance halving): the same partners in reverse.
-    while (step_count > 0) {
-      const Step& s = steps[--step_count];
-      std::array<MPI_Request, 2> requests;
-      util::irecv(lane, at(first[s.give_begin]),
-                  (first[s.give_end] - first[s.give_begin]) * element, s.partner,
-                  util::tag_rabenseifner_doubling, requests[0]);
-      util::isend(lane, at(first[s.keep_begin]),
-                  (first[s.keep_end] - first[s.keep_begin]) * element, s.partner,
-                  util::tag_rabenseifner_doubling, requests[1]);
-      lane.wait_all(requests, "Rabenseifner allreduce");
-    }
-  }
-
-  // 4. Unfold.
-  if (rank < 2 * extra) {
-    MPI_Request request;
-    if (rank % 2 == 0) {
-      util::isend(lane, buf, count * element, rank + 1, util::tag_rabenseifner_unfold, request);
-    } else {
-      util::irecv(lane, buf, count * element, rank - 1, util::tag_rabenseifner_unfold, request);
-    }
-    lane.wait_all(std::span(&request, 1), "Rabenseifner allreduce");
-  }
+  std::byte* incoming = util::scratch(rabenseifner_scratch_bytes(size, count, element));
+  rabenseifner_exchanges(rank, size, send, buf, incoming, count, element, [&](const Exchange& x) {
+    run_exchange(lane, x, call, "Rabenseifner allreduce");
+  });
 }
 
 // Binomial reduce towards process 0. Step k (mask 2^k): a process whose bit k is set sends its

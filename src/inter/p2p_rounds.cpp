@@ -1,10 +1,7 @@
 // The rounds of persistent point-to-point requests (inter/p2p_rounds.hpp): the steps of the
-// algorithms of p2p_reduce.cpp and p2p_alltoall.cpp, made once. The steps are written a second
-// time here (the blocking functions run them as they go): a change to the messages or to the
-// order of combining in one must be made in the other.
-// Nonblocking.EveryCollectiveEqualsItsBlockingForm compares the two forms bitwise with a
-// non-commutative op, so a difference in the order fails it. Running the blocking calls from these
-// rounds would make them one; not done yet (docs/design.md section 14).
+// algorithms of p2p_reduce.cpp and p2p_alltoall.cpp, made once. The allreduces' exchanges are
+// the blocking calls' own (inter/p2p_exchanges.hpp); the alltoall posts every message at once,
+// as p2p::isend_alltoallv does.
 #include "inter/p2p_rounds.hpp"
 
 #include <algorithm>
@@ -14,18 +11,9 @@
 #include "inter/mpi_large.hpp"
 #include "inter/mpi_policy.hpp"
 #include "inter/mpi_wait.hpp"
+#include "inter/p2p_exchanges.hpp"
 
 namespace tlc::detail {
-
-namespace {
-
-int floor_power_of_two(int p) {
-  int pof2 = 1;
-  while (pof2 * 2 <= p) pof2 *= 2;
-  return pof2;
-}
-
-}  // namespace
 
 void PointToPointRounds::receive(std::byte* data, std::size_t bytes, int from) {
   if (bytes == 0) return;
@@ -50,10 +38,8 @@ void PointToPointRounds::end_round(std::byte* into, const std::byte* from, std::
   round_begin_ = requests_.size();
 }
 
-// Recursive doubling (p2p::recursive_doubling_allreduce has the steps and their cost): fold the
-// extra processes of a non-power-of-two P, exchange whole vectors at distance 1, 2, 4, ...,
-// unfold. Rabenseifner (p2p::rabenseifner_allreduce): fold, reduce-scatter by recursive halving,
-// allgather by recursive doubling, unfold. The rounds below are those steps, one per exchange.
+// Recursive doubling (p2p::recursive_doubling_allreduce) and Rabenseifner
+// (p2p::rabenseifner_allreduce): the exchanges of inter/p2p_exchanges.hpp, one round each.
 std::unique_ptr<PointToPointRounds> PointToPointRounds::allreduce(MPI_Comm comm, int tag,
                                                                   const std::byte* send,
                                                                   std::byte* buf, std::size_t count,
@@ -67,8 +53,7 @@ std::unique_ptr<PointToPointRounds> PointToPointRounds::allreduce(MPI_Comm comm,
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
   const std::size_t element = call.type.size, bytes = count * element;
-  const int pof2 = floor_power_of_two(size);
-  const int extra = size - pof2;
+  const int extra = size - p2p::floor_power_of_two(size);
   // The input apart is read where it is by the first exchange, unless the fold comes first
   // (then it is copied into buf at every start, as the blocking algorithms copy it).
   if (send != buf && (size == 1 || extra > 0)) {
@@ -78,128 +63,19 @@ std::unique_ptr<PointToPointRounds> PointToPointRounds::allreduce(MPI_Comm comm,
     send = buf;
   }
   if (size == 1 || count == 0) return made;
-  int renumbered = rank - extra;
-
-  if (!rabenseifner) {
-    m.incoming_.resize(bytes);
-    std::byte* incoming = m.incoming_.data();
-    if (rank < 2 * extra) {
-      if (rank % 2 == 0) {
-        m.send(buf, bytes, rank + 1);
-        m.end_round();
-        renumbered = -1;
-      } else {
-        m.receive(incoming, bytes, rank - 1);
-        m.end_round(buf, incoming, count, true);
-        renumbered = rank / 2;
-      }
-    }
-    if (renumbered >= 0) {
-      for (int mask = 1; mask < pof2; mask <<= 1) {
-        const int partner_renumbered = renumbered ^ mask;
-        const int partner =
-            partner_renumbered < extra ? partner_renumbered * 2 + 1 : partner_renumbered + extra;
-        if (send != buf) {  // the first exchange, input apart
-          m.receive(buf, bytes, partner);
-          m.send(send, bytes, partner);
-          m.end_round(buf, send, count, rank < partner);
-          send = buf;
-          continue;
-        }
-        m.receive(incoming, bytes, partner);
-        m.send(buf, bytes, partner);
-        m.end_round(buf, incoming, count, partner < rank);
-      }
-    }
-    if (rank < 2 * extra) {
-      if (rank % 2 == 0) {
-        m.receive(buf, bytes, rank + 1);
-      } else {
-        m.send(buf, bytes, rank - 1);
-      }
-      m.end_round();
-    }
-    return made;
-  }
-
-  const auto blocks = static_cast<std::size_t>(pof2);
-  std::vector<std::size_t> first(blocks + 1, 0);
-  for (std::size_t b = 0; b < blocks; ++b)
-    first[b + 1] = first[b] + count / blocks + (b < count % blocks ? 1 : 0);
-  const std::size_t half = count / 2;
-  const std::size_t largest =
-      std::max(count - half, std::max(first[blocks / 2], count - first[blocks / 2]));
-  m.incoming_.resize(largest * element);
-  std::byte* incoming = m.incoming_.data();
-  auto at = [&](std::size_t element_index) { return buf + element_index * element; };
-
-  // 1. Fold.
-  if (rank < 2 * extra) {
-    if (rank % 2 == 0) {
-      m.receive(incoming, half * element, rank + 1);
-      m.send(at(half), (count - half) * element, rank + 1);
-      m.end_round(buf, incoming, half, false);
-      m.receive(at(half), (count - half) * element, rank + 1);
-      m.end_round();
-      renumbered = rank / 2;
-    } else {
-      m.receive(incoming, (count - half) * element, rank - 1);
-      m.send(buf, half * element, rank - 1);
-      m.end_round(at(half), incoming, count - half, true);
-      m.send(at(half), (count - half) * element, rank - 1);
-      m.end_round();
-      renumbered = -1;
-    }
-  }
-  if (renumbered >= 0) {
-    auto real_rank = [&](int r) { return r < extra ? r * 2 : r + extra; };
-    struct Step {
-      int partner;
-      std::size_t keep_begin, keep_end, give_begin, give_end;  // block ranges
-    };
-    std::vector<Step> steps;
-    // 2. Reduce-scatter by recursive halving.
-    std::size_t low = 0, high = blocks;
-    for (int mask = 1; mask < pof2; mask <<= 1) {
-      const std::size_t middle = (low + high) / 2;
-      const bool keep_lower = (renumbered & mask) == 0;
-      const Step s{real_rank(renumbered ^ mask), keep_lower ? low : middle,
-                   keep_lower ? middle : high, keep_lower ? middle : low,
-                   keep_lower ? high : middle};
-      const std::size_t keep = first[s.keep_end] - first[s.keep_begin];
-      const std::size_t give = first[s.give_end] - first[s.give_begin];
-      if (send != buf) {  // the first step, input apart
-        m.receive(at(first[s.keep_begin]), keep * element, s.partner);
-        m.send(send + first[s.give_begin] * element, give * element, s.partner);
-        m.end_round(at(first[s.keep_begin]), send + first[s.keep_begin] * element, keep,
-                    rank < s.partner);
-        send = buf;
-      } else {
-        m.receive(incoming, keep * element, s.partner);
-        m.send(at(first[s.give_begin]), give * element, s.partner);
-        m.end_round(at(first[s.keep_begin]), incoming, keep, s.partner < rank);
-      }
-      steps.push_back(s);
-      low = s.keep_begin;
-      high = s.keep_end;
-    }
-    // 3. Allgather by recursive doubling: the same partners in reverse.
-    for (auto s = steps.rbegin(); s != steps.rend(); ++s) {
-      m.receive(at(first[s->give_begin]), (first[s->give_end] - first[s->give_begin]) * element,
-                s->partner);
-      m.send(at(first[s->keep_begin]), (first[s->keep_end] - first[s->keep_begin]) * element,
-             s->partner);
-      m.end_round();
-    }
-  }
-  // 4. Unfold.
-  if (rank < 2 * extra) {
-    if (rank % 2 == 0) {
-      m.send(buf, bytes, rank + 1);
-    } else {
-      m.receive(buf, bytes, rank - 1);
-    }
-    m.end_round();
+  auto round_of = [&m](const p2p::Exchange& x) {
+    m.receive(x.recv, x.recv_bytes, x.from);
+    m.send(x.send, x.send_bytes, x.to);
+    m.end_round(x.into, x.operand, x.count, x.operand_is_lower);
+  };
+  if (rabenseifner) {
+    m.incoming_.resize(p2p::rabenseifner_scratch_bytes(size, count, element));
+    p2p::rabenseifner_exchanges(rank, size, send, buf, m.incoming_.data(), count, element,
+                                round_of);
+  } else {
+    m.incoming_.resize(p2p::recursive_doubling_scratch_bytes(count, element));
+    p2p::recursive_doubling_exchanges(rank, size, send, buf, m.incoming_.data(), count, element,
+                                      round_of);
   }
   return made;
 }
