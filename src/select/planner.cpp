@@ -230,17 +230,18 @@ constexpr ArrivalRange arrival_pays[] = {
 // form measured faster at 1 x 2 (tlc-bench --algorithms; docs/benchmarking.md, "Uncalibrated
 // defaults", has the figures): allreduce's sliced form from flat_max_bytes itself (a tie
 // there), scatter's flat form up to a root buffer of 1 KiB, exscan's flat form (each thread
-// reads the blocks below its own once) up to 512 KiB.
-std::size_t flat_up_to(Collective c) noexcept {
+// reads the blocks below its own once) up to 64 KiB but where it carries the blocks (copies
+// them first), past flat_max_bytes.
+bool flat_by_size(Collective c, std::size_t bytes) noexcept {
   switch (c) {
     case Collective::allreduce:
-      return flat_max_bytes - 1;
+      return bytes < flat_max_bytes;
     case Collective::scatter:
-      return 2 * flat_max_bytes;
+      return bytes <= 2 * flat_max_bytes;
     case Collective::exscan:
-      return 512 * KiB;
+      return bytes <= flat_max_bytes || (bytes > flat_carried_max_bytes && bytes <= 64 * KiB);
     default:
-      return flat_max_bytes;
+      return bytes <= flat_max_bytes;
   }
 }
 
@@ -302,7 +303,7 @@ Algorithm Planner::cheapest_measured_single(Collective c, std::size_t bytes) con
       traits_of(c).buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1;
   const PlanQuery q{c, bytes / blocks, 1, true, false};
   // The default when nothing measured serves: the size rule of automatic().
-  Algorithm best = bytes <= flat_up_to(c) ? Algorithm::flat
+  Algorithm best = flat_by_size(c, bytes) ? Algorithm::flat
                    : shape_.numa_groups > 1 && find_algorithm(c, Algorithm::two_level)
                        ? Algorithm::two_level
                        : Algorithm::sliced;
@@ -491,7 +492,7 @@ Plan Planner::automatic(const PlanQuery& q) const {
     if ((measured_single_ >> static_cast<unsigned>(c)) & 1u)
       a = cheapest_[(static_cast<std::size_t>(c) * 2 + (q.commutative ? 1 : 0)) * bands +
                     static_cast<std::size_t>(band_of(bytes))];
-    else if (c == Collective::barrier || (!t.v_variant && bytes <= flat_up_to(c)))
+    else if (c == Collective::barrier || (!t.v_variant && flat_by_size(c, bytes)))
       a = Algorithm::flat;
     else if (shape_.numa_groups > 1 && find_algorithm(c, Algorithm::two_level))
       a = Algorithm::two_level;

@@ -111,9 +111,12 @@ int choice_fingerprint(const PlanSettings& settings) noexcept;
 // Default thresholds (bytes of one thread's contribution): flat measured the faster inside a
 // process up to 512 bytes, sliced from 1 KiB (docs/benchmarking.md, "Uncalibrated defaults").
 inline constexpr std::size_t flat_max_bytes = 512;
-// Inside one process without measured times: the largest buffer of one thread that takes flat
-// (flat_max_bytes, but for the collectives measured otherwise: docs/benchmarking.md).
-std::size_t flat_up_to(Collective c) noexcept;
+// The largest contribution the flat form carries in the caller's slot (copied, then read by the
+// others) instead of reading it in place (team/rendezvous.hpp, carry_capacity).
+inline constexpr std::size_t flat_carried_max_bytes = 4096;
+// Inside one process without measured times: whether a buffer of `bytes` per thread takes flat
+// (up to flat_max_bytes, but for the collectives measured otherwise: docs/benchmarking.md).
+bool flat_by_size(Collective c, std::size_t bytes) noexcept;
 // Bytes of data the inline form of flat carries in a begin line (team_impl.hpp checks it).
 inline constexpr std::size_t inline_max_bytes = 32;
 // The alltoall led by arrival tags a block with sender * threads + receiver; MPI guarantees tags

@@ -57,8 +57,9 @@ namespace tlc::detail {
 
 // Small contributions travel in the caller's own slot, next to its flag ([Jain] sec. III-D):
 // readers then never touch the caller's buffers, so the caller may return as soon as everybody
-// has arrived, and one rendezvous is the whole collective.
-inline constexpr std::size_t carry_capacity = 4096;
+// has arrived, and one rendezvous is the whole collective. (The planner's size rule knows it as
+// flat_carried_max_bytes.)
+inline constexpr std::size_t carry_capacity = flat_carried_max_bytes;
 
 struct CallDescriptor {
   Call call;              // this thread's arguments
