@@ -64,7 +64,7 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
   const auto i = static_cast<std::size_t>(me);
   const bool counts = round > 0 && entry.invalid.empty();
   if (round == 0 && team.processes() == 1 && entry.invalid.empty())
-    entry.aside.resize(posted::RoundSlices::aside_bytes(entry));
+    entry.aside.resize(posted::RoundSlices::aside_bytes(entry, team.threads()));
   std::shared_ptr<PostedCall> call;
   std::uint64_t sequence = 0;
   bool last = false;

@@ -20,8 +20,10 @@ bool RoundSlices::serves(const PostedEntry& entry, int threads) {
   return round_contribution_bytes(entry, threads) > 0;
 }
 
-std::size_t RoundSlices::aside_bytes(const PostedEntry& entry) {
-  if (!entry.call.in_place || !traits_of(entry.call.collective).in_place_output_races) return 0;
+std::size_t RoundSlices::aside_bytes(const PostedEntry& entry, int threads) {
+  if (!entry.call.in_place || !traits_of(entry.call.collective).in_place_output_races ||
+      line_payload_bytes(entry, threads) > 0 || !serves(entry, threads))
+    return 0;
   return entry.contribution_bytes;
 }
 
@@ -35,9 +37,7 @@ void RoundSlices::prepare(const PostedCall& call) {
     d.contribution = e.aside.empty() ? e.contribution : e.aside.data();
     d.contribution_bytes = e.contribution_bytes;
   }
-  const Collective c = call.entries[0].call.collective;
-  has_plan_ = !(c == Collective::reduce || c == Collective::allreduce || c == Collective::scan ||
-                c == Collective::exscan || c == Collective::reduce_scatter_block);
+  has_plan_ = !traits_of(call.entries[0].call.collective).reduction;
   if (has_plan_) build_local_plan(plan_, CallView{nullptr, 0, descriptors_.data()}, threads_, -1);
 }
 

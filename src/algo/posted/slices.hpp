@@ -11,9 +11,9 @@
 //                if the round is not done after as long again, it claims every task nobody has
 //                claimed yet (so that a thread computing instead of waiting holds nobody back,
 //                and one arriving a little late still runs its own share); it stamps each task
-//                it ran done. The round is
-//                complete when every task is done; after that nobody reads an input or writes an
-//                output of it, so a thread may start the next round at once.
+//                it ran done. The round is complete when every task is done; after that nobody
+//                reads an input or writes an output of it, so a thread may start the next round
+//                at once.
 // Cost: the blocking sliced algorithm's traffic (every input read once, every output written once,
 // split among the threads), with its two rendezvous replaced by T start stamps and T done stamps
 // read per thread and one claim (an atomic exchange) per task: no lock, no place in the order of
@@ -43,9 +43,10 @@ class RoundSlices {
 
   // Whether the rounds of a call with this (the first thread's) entry run on slices, once the
   // lines do not take it (algo/posted/lines.cpp); the same on every thread that passes the same
-  // call. And the bytes of the copy a thread makes aside of its input at each start (0: none).
+  // call. And the bytes of the copy a thread makes aside of its input at each start of a call on
+  // slices (0: none, or not on slices).
   static bool serves(const PostedEntry& entry, int threads);
-  static std::size_t aside_bytes(const PostedEntry& entry);
+  static std::size_t aside_bytes(const PostedEntry& entry, int threads);
 
   // By the last thread of the init, once the threads agree, before any round: every thread's
   // descriptor of the call and, for the movers, the copy plan.
