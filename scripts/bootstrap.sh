@@ -208,9 +208,36 @@ run_tests() {
       sed 's/^[0-9]*:/  /' "$failed"
     fi
   fi
+  if [[ $rc -ne 0 ]]; then
+    failures+=("$label ($dir)")
+  fi
   return "$rc"
 }
 
+# report_failures: the failed tests of every tree again, each with the end of its output, last
+# in the log, so that a report showing only the log's tail still says what failed and why.
+report_failures() {
+  local entry dir name
+  [[ ${#failures[@]} -eq 0 ]] && return 0
+  log "summary: the test suite FAILED against ${#failures[@]} tree(s)"
+  for entry in "${failures[@]}"; do
+    dir=${entry##*(}
+    dir=${dir%)}
+    log "failed against $entry:"
+    [[ -s "$dir/Testing/Temporary/LastTestsFailed.log" ]] || continue
+    while IFS= read -r name; do
+      name=${name#*:}
+      log "--- $name: the last 40 lines of its output (whole: $dir/Testing/Temporary/LastTest.log)"
+      awk -v name="$name" '
+        $0 ~ "^[0-9]+/[0-9]+ Testing: " && $3 == name { on = 1; next }
+        on && /^Test (Passed|Failed)/ { on = 0 }
+        on && /^[0-9]+\/[0-9]+ Testing: / { on = 0 }
+        on { print }' "$dir/Testing/Temporary/LastTest.log" | tail -n 40
+    done <"$dir/Testing/Temporary/LastTestsFailed.log"
+  done
+}
+
+failures=()
 install_packages
 case "$mode" in
   bench)
@@ -236,6 +263,7 @@ case "$mode" in
     build "$tsan_build_dir" mpich "${sanitized[@]}" -DTLC_SANITIZE=thread -DTLC_TEST_MAX_PROCS=2 \
       -DTLC_CONSUMER_OTHER_KIND=OFF
     run_tests "$tsan_build_dir" "MPICH, ThreadSanitizer" || rc=1
+    report_failures
     exit "$rc"
     ;;
 esac
