@@ -660,12 +660,15 @@ TEST(Nonblocking, PersistentRoundOnSlicesAbandonedByATimedOutThread) {
   options.timeout_seconds = 1;
   tlc::Team team(MPI_COMM_SELF, options);
   std::vector<std::string> outcome(2);
-  std::atomic<bool> round_0_over{false};
+  std::atomic<bool> round_0_over{false}, thread_0_gave_up{false};
   team.run([&](tlc::Thread& me) {
     std::string& mine = outcome[static_cast<std::size_t>(me.local_index())];
     std::vector<T> send(n, static_cast<T>(me.rank() + 1)), recv(n);
     auto p = me.allreduce_init(send, recv);
-    if (me.rank() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    // Thread 1 starts round 0 only once thread 0's wait has given up (not a time: a loaded
+    // machine may end thread 0's wait late).
+    if (me.rank() == 1)
+      while (!thread_0_gave_up.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     try {
       p.start();
       p.wait();
@@ -676,7 +679,8 @@ TEST(Nonblocking, PersistentRoundOnSlicesAbandonedByATimedOutThread) {
     } catch (const tlc::Error& e) {
       mine += e.code() == tlc::Errc::timeout ? "round 0 timed out; " : "round 0 other error; ";
     }
-    // Not a tlc call, which would time out too while thread 1 sleeps.
+    if (me.rank() == 0) thread_0_gave_up.store(true);
+    // Not a tlc call, which would time out too while thread 1 waits.
     if (me.rank() == 1) round_0_over.store(true);
     while (!round_0_over.load()) std::this_thread::yield();
     p.start();
