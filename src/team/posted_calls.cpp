@@ -321,7 +321,7 @@ void PostedCalls::advance_order(TeamImpl& team, std::uint64_t sequence, Packed p
 void PostedCalls::post_step(TeamImpl& team, Packed p) {
   if (!p.failure && team.processes() > 1) {
     try {
-      posted::post(*p.call, team.posted_comm());
+      posted::post(*p.call);
     } catch (...) {
       p.failure = std::current_exception();
     }
@@ -485,7 +485,7 @@ bool PostedCalls::advance_call(PostedCall& call, std::uint64_t round) {
   if (!lock.owns_lock()) return false;
   if (call.ready.load(std::memory_order_acquire) >= round) return true;
   try {
-    if (!call.team.posted_comm().test(call.network)) return false;
+    if (!posted::test_step(call)) return false;
   } catch (...) {
     fail(call, round, std::current_exception());
     return true;

@@ -197,6 +197,20 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
   // What the schedule keeps between its steps (algo/posted/schedule.hpp).
   std::mutex progress;  // one thread at a time tests the MPI operation
   PostedOp network;
+  // The step in parts (posted::step_parts): part i = k L + l is lane l's share of chunk k of
+  // every process's block, one MPI operation on the team's posted lane communicator l, with its
+  // own counts and displacements (bytes; they must outlive the operation). Decided at the
+  // first round; with one part the step is `network`.
+  struct StepPart {
+    PostedOp op;
+    bool complete = false;  // in the round in flight
+    std::vector<MPI_Count> counts, recv_counts;
+    std::vector<MPI_Aint> displs, recv_displs;
+  };
+  int lanes = 0, chunks = 0;  // 0: undecided
+  int parts() const noexcept { return lanes * chunks; }
+  std::vector<std::unique_ptr<StepPart>> step_parts;
+  std::exception_ptr part_failure;  // of a part whose operation completed before the others'
   // Persistent allreduce and alltoall of teams with one thread in every process: whether the
   // step between processes runs as MPI's collective or as tlc's own algorithm on persistent
   // point-to-point requests (inter/p2p_rounds.hpp), decided alike on every process at the

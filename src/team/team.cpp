@@ -191,6 +191,12 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
     exchange_comm_->set_polite(oversubscribed);
     posted_comm_ = std::make_unique<ProcessComm>(comm_->get());
     posted_comm_->set_polite(oversubscribed);
+    // Posted calls whose plan drives lanes: one more duplicate per lane after the first, which
+    // posts on posted_comm_ (algo/posted/schedule.hpp, step_lanes).
+    for (int l = 1; l < lane_count; ++l) {
+      posted_lanes_.push_back(std::make_unique<ProcessComm>(comm_->get(), /*lane=*/true));
+      posted_lanes_.back()->set_polite(oversubscribed);
+    }
     if (checks_processes()) {
       check_comm_ = std::make_unique<ProcessComm>(comm_->get());
       check_comm_->set_polite(oversubscribed);
@@ -226,6 +232,7 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
     watch.suspect_seconds = config.suspect_seconds;
   }
   if (posted_comm_) posted_comm_->set_watch(watch);
+  for (auto& lane : posted_lanes_) lane->set_watch(watch);
   comm_->set_watch(watch);
   if (check_comm_) check_comm_->set_watch(watch);
   if (posted_check_comm_) posted_check_comm_->set_watch(watch);

@@ -133,6 +133,11 @@ class TeamImpl {
   // A duplicate of the process communicator for their steps between processes, so that their
   // MPI collectives never interleave with those of the blocking calls.
   ProcessComm& posted_comm() noexcept { return *posted_comm_; }
+  // Lane l's (0 <= l < lanes()) for the posted calls whose step between processes runs on lanes;
+  // lane 0's is posted_comm().
+  ProcessComm& posted_comm(int lane) noexcept {
+    return lane == 0 ? *posted_comm_ : *posted_lanes_[static_cast<std::size_t>(lane - 1)];
+  }
   // TLC_CHECK with several processes: another duplicate, on which posted calls compare their
   // signatures before their step on posted_comm().
   ProcessComm& posted_check_comm() noexcept { return *posted_check_comm_; }
@@ -201,6 +206,7 @@ class TeamImpl {
   std::vector<std::unique_ptr<ProcessComm>> lanes_;
   std::unique_ptr<ProcessComm> exchange_comm_;
   std::unique_ptr<ProcessComm> posted_comm_;
+  std::vector<std::unique_ptr<ProcessComm>> posted_lanes_;
   std::unique_ptr<ProcessComm> posted_check_comm_;
   std::unique_ptr<ProcessComm> check_comm_;
   std::unique_ptr<ProcessComm> switch_comm_;  // the leader switch's agreements

@@ -313,9 +313,37 @@ std::string first_difference(const std::vector<T>& want, const std::vector<T>& g
 
 }  // namespace
 
-// Every collective, every shape, sizes from nothing to past the eager limits, one lane and three
-// (more than some processes have threads): the nonblocking and persistent forms equal the
-// blocking form.
+// The nonblocking and persistent forms of every collective, sizes from nothing to past the eager
+// limits, against the blocking form, on a team of `threads` made with `options`.
+void expect_every_collective_equals_blocking(int threads, tlc::TeamOptions options,
+                                             const std::string& label) {
+  if (std::getenv("TRACE")) options.timeout_seconds = 3;
+  tlc::Team team(MPI_COMM_WORLD, options);
+  std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
+  team.run([&](tlc::Thread& me) {
+    Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+    try {
+      for (const NamedCase& c : cases())
+        for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{5000}})
+          for (Form f : {Form::nonblocking, Form::persistent}) {
+            if (std::getenv("TRACE") && me.rank() == 0)
+              std::fprintf(stderr, "%s %s %zu\n", c.name.c_str(), name(f), n);
+            const std::vector<T> want = c.run(me, Form::blocking, n);
+            const std::vector<T> got = c.run(me, f, n);
+            if (const std::string why = first_difference(want, got); !why.empty()) {
+              if (out.mismatches++ == 0)
+                out.first_mismatch =
+                    c.name + " " + name(f) + " n=" + std::to_string(n) + ": " + why;
+            }
+          }
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+  });
+  expect_clean(outcomes, label);
+}
+
+// Every collective, every shape, one lane and three (more than some processes have threads).
 TEST(Nonblocking, EveryCollectiveEqualsItsBlockingForm) {
   const int P = world_size();
   for (const Shape& shape : shapes())
@@ -323,33 +351,41 @@ TEST(Nonblocking, EveryCollectiveEqualsItsBlockingForm) {
       const int threads = shape.threads_of(world_rank());
       tlc::TeamOptions options = test_options(threads);
       options.lanes = lanes;
-      if (std::getenv("TRACE")) options.timeout_seconds = 3;
-      tlc::Team team(MPI_COMM_WORLD, options);
-      std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
-      team.run([&](tlc::Thread& me) {
-        Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
-        try {
-          for (const NamedCase& c : cases())
-            for (std::size_t n :
-                 {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{5000}})
-              for (Form f : {Form::nonblocking, Form::persistent}) {
-                if (std::getenv("TRACE") && me.rank() == 0)
-                  std::fprintf(stderr, "%s %s %zu\n", c.name.c_str(), name(f), n);
-                const std::vector<T> want = c.run(me, Form::blocking, n);
-                const std::vector<T> got = c.run(me, f, n);
-                if (const std::string why = first_difference(want, got); !why.empty()) {
-                  if (out.mismatches++ == 0)
-                    out.first_mismatch =
-                        c.name + " " + name(f) + " n=" + std::to_string(n) + ": " + why;
-                }
-              }
-        } catch (const std::exception& e) {
-          out.error = e.what();
-        }
-      });
-      expect_clean(outcomes, std::string(shape.name) + " at " + std::to_string(P) + " processes, " +
-                                 std::to_string(lanes) + " lanes");
+      expect_every_collective_equals_blocking(threads, options,
+                                              std::string(shape.name) + " at " + std::to_string(P) +
+                                                  " processes, " + std::to_string(lanes) +
+                                                  " lanes");
     }
+}
+
+// The step between processes in parts (algo/posted/schedule.hpp, step_parts): full_lane forced
+// for every collective that has it, in its staged form and pipelined in chunks of 4 KiB per
+// lane, so that the posted calls cut their MPI step by lane and chunk as the blocking ones do;
+// two lanes and three, even and uneven teams.
+TEST(Nonblocking, StepInPartsEqualsTheBlockingForm) {
+  const int P = world_size();
+  if (P == 1) GTEST_SKIP() << "parts of the step between processes";
+  for (const Shape& shape : shapes()) {
+    if (std::string(shape.name) != "uniform2" && std::string(shape.name) != "uneven_4321") continue;
+    for (int lanes : {2, 3})
+      for (bool pipelined : {false, true}) {
+        const int threads = shape.threads_of(world_rank());
+        tlc::TeamOptions options = static_options(threads);
+        options.lanes = lanes;
+        if (pipelined) options.pipeline_chunk_bytes = 4096;
+        for (const tlc::AlgorithmDescription& a : tlc::algorithms()) {
+          if (a.name != "full_lane") continue;
+          const bool has_pipelined =
+              std::find(a.forms.begin(), a.forms.end(), "pipelined") != a.forms.end();
+          if (pipelined && !has_pipelined) continue;
+          options.algorithms[a.collective] = pipelined ? "full_lane:pipelined" : a.name;
+        }
+        expect_every_collective_equals_blocking(
+            threads, options,
+            std::string(shape.name) + " at " + std::to_string(P) + " processes, " +
+                std::to_string(lanes) + " lanes, full_lane" + (pipelined ? ":pipelined" : ""));
+      }
+  }
 }
 
 // Several requests outstanding per thread, completed in an order that differs between threads,

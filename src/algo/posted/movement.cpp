@@ -363,57 +363,76 @@ void pack_movement(PostedCall& call) {
   }
 }
 
-void post_movement(PostedCall& call, ProcessComm& comm) {
+void post_movement(PostedCall& call, PostedOp& op, ProcessComm& comm, int i) {
   TeamImpl& team = call.team;
   const Call& c = call.entries[0].call;
   const std::size_t e = c.type.size;
   const int first = team.first_rank(), T = team.threads();
+  // Part i's share of every process's block (the whole layout in one part).
+  auto send_layout = [&] { return part_layout(call, i, call.counts, call.displs, false); };
   if (on_callers_buffers(call)) {
     const PostedEntry& mine = call.entries[0];
-    if (c.collective == Collective::bcast)
-      return comm.post_bcast(call.network, mine.call.recv, mine.count * e, team.process_of(c.root));
-    // A persistent alltoall with one thread in every process: every message at once as
-    // persistent requests (what the blocking call's isend algorithm sends), decided alike on
+    if (c.collective == Collective::bcast) {
+      const PartBytes part = part_bytes(call, i, mine.count * e, e);
+      return comm.post_bcast(op, static_cast<std::byte*>(mine.call.recv) + part.offset, part.length,
+                             team.process_of(c.root));
+    }
+    // A persistent alltoall with one thread in every process (one part): every message at once
+    // as persistent requests (what the blocking call's isend algorithm sends), decided alike on
     // every process from the team's shape.
     if (call.step == PostedCall::Step::undecided)
       call.step = call.persistent && team.planner().shape().most_threads == 1
                       ? PostedCall::Step::all_at_once
                       : PostedCall::Step::mpi_collective;
-    if (call.step == PostedCall::Step::all_at_once)
-      return comm.post_alltoallv_rounds(call.network, mine.contribution, call.counts, call.displs,
+    if (call.step == PostedCall::Step::all_at_once && call.parts() == 1)
+      return comm.post_alltoallv_rounds(op, mine.contribution, call.counts, call.displs,
                                         mine.call.recv, call.counts, call.displs);
-    return comm.post_alltoallv(call.network, mine.contribution, call.counts, call.displs,
-                               mine.call.recv, call.counts, call.displs);
+    const PartLayout lane = send_layout();
+    return comm.post_alltoallv(op, mine.contribution, lane.counts, lane.displs, mine.call.recv,
+                               lane.counts, lane.displs);
   }
   switch (c.collective) {
-    case Collective::barrier:
-      return comm.post_barrier(call.network);
-    case Collective::bcast:
-      return comm.post_bcast(call.network, call.in.data(), call.in.size(), team.process_of(c.root));
+    case Collective::barrier:  // one part (step_parts)
+      return comm.post_barrier(op);
+    case Collective::bcast: {
+      const PartBytes part = part_bytes(call, i, call.in.size(), e);
+      return comm.post_bcast(op, call.in.data() + part.offset, part.length,
+                             team.process_of(c.root));
+    }
     case Collective::alltoall:
-    case Collective::alltoallv:
-      return comm.post_alltoallv(call.network, call.in.data(), call.counts, call.displs,
-                                 call.out.data(), call.recv_counts, call.recv_displs);
+    case Collective::alltoallv: {
+      const PartLayout sends = send_layout();
+      const PartLayout receives = part_layout(call, i, call.recv_counts, call.recv_displs, true);
+      return comm.post_alltoallv(op, call.in.data(), sends.counts, sends.displs, call.out.data(),
+                                 receives.counts, receives.displs);
+    }
     case Collective::allgather:
-    case Collective::allgatherv:
-      return comm.post_allgatherv_in_place(call.network, call.in.data(), call.counts, call.displs);
+    case Collective::allgatherv: {
+      const PartLayout lane = send_layout();
+      return comm.post_allgatherv_in_place(op, call.in.data(), lane.counts, lane.displs);
+    }
     case Collective::gather:
     case Collective::gatherv: {
       const std::size_t begin = call.offsets[static_cast<std::size_t>(first)] * e;
       const std::size_t end = call.offsets[static_cast<std::size_t>(first + T)] * e;
+      const PartBytes mine = part_bytes(call, i, end - begin, e);
+      const PartLayout lane = send_layout();
       // Elsewhere than at the root's process the receive side is unused: no pointer that could
       // equal the send block's.
       const int root_process = team.process_of(c.root);
-      return comm.post_gatherv(call.network, call.in.data() + begin, end - begin,
+      return comm.post_gatherv(op, call.in.data() + begin + mine.offset, mine.length,
                                root_process == team.process() ? call.in.data() : nullptr,
-                               call.counts, call.displs, root_process);
+                               lane.counts, lane.displs, root_process);
     }
     case Collective::scatter:
     case Collective::scatterv: {
       const std::size_t begin = call.offsets[static_cast<std::size_t>(first)] * e;
       const std::size_t end = call.offsets[static_cast<std::size_t>(first + T)] * e;
-      return comm.post_scatterv(call.network, call.in.data(), call.counts, call.displs,
-                                call.out.data(), end - begin, team.process_of(c.root));
+      const PartBytes mine = part_bytes(call, i, end - begin, e);
+      const PartLayout lane = send_layout();
+      return comm.post_scatterv(op, call.in.data(), lane.counts, lane.displs,
+                                call.out.data() + mine.offset, mine.length,
+                                team.process_of(c.root));
     }
     default:
       return;

@@ -157,33 +157,39 @@ void pack_reduction_task(PostedCall& call, int task) {
   }
 }
 
-void post_reduction(PostedCall& call, ProcessComm& comm) {
+void post_reduction(PostedCall& call, PostedOp& op, ProcessComm& comm, int i) {
   TeamImpl& team = call.team;
   const Call& c = first_call(call);
-  const std::size_t n = call.entries[0].count;
+  const std::size_t e = element_bytes(call);
+  // Part i's elements of the block (all of them in one part).
+  const PartBytes part = part_bytes(call, i, call.entries[0].count * e, e);
+  const std::size_t at = part.offset, n = part.length / e;
   switch (c.collective) {
     case Collective::reduce:
-      comm.post_reduce_in_place(call.network, call.in.data(), n, c, team.process_of(c.root));
+      comm.post_reduce_in_place(op, call.in.data() + at, n, c, team.process_of(c.root));
       return;
     case Collective::allreduce:
       if (allreduce_on_output(call)) {  // send is copied into the output, then MPI in place
-        const void* send = c.in_place ? nullptr : call.entries[0].contribution;
+        const void* send =
+            c.in_place ? nullptr : static_cast<const std::byte*>(call.entries[0].contribution) + at;
+        void* recv = static_cast<std::byte*>(c.recv) + at;
+        // Rounds are taken with one thread in every process only, whose plans have no lanes.
         if (call.step == PostedCall::Step::undecided) call.step = allreduce_step(call);
-        if (call.step == PostedCall::Step::mpi_collective) {
-          comm.post_allreduce(call.network, send, c.recv, n, c);
+        if (call.step == PostedCall::Step::mpi_collective || call.parts() > 1) {
+          comm.post_allreduce(op, send, recv, n, c);
         } else {
-          comm.post_allreduce_rounds(call.network, send, c.recv, n, c,
+          comm.post_allreduce_rounds(op, send, recv, n, c,
                                      call.step == PostedCall::Step::rabenseifner);
         }
         return;
       }
-      comm.post_allreduce(call.network, nullptr, call.in.data(), n, c);
+      comm.post_allreduce(op, nullptr, call.in.data() + at, n, c);
       return;
-    case Collective::reduce_scatter_block:
-      comm.post_reduce_scatter(call.network, call.in.data(), call.out.data(), call.counts, c);
+    case Collective::reduce_scatter_block:  // one part (step_parts)
+      comm.post_reduce_scatter(op, call.in.data(), call.out.data(), call.counts, c);
       return;
     default:
-      comm.post_exscan_in_place(call.network, call.out.data(), n, c);
+      comm.post_exscan_in_place(op, call.out.data() + at, n, c);
       return;
   }
 }

@@ -9,13 +9,18 @@
 //           blocking sliced algorithm does), and so do the movers (a task per output), and
 //           unpack has nothing left to do.
 //   post:   the step between processes, one MPI nonblocking collective on the staging memory
-//           (none with one process).
+//           (none with one process); where the plan of the blocking call drives lanes (full_lane,
+//           the multi-sender algorithms) or pipelines, one per lane and chunk, on the team's
+//           posted lane communicators (step_parts).
 //   unpack: by each thread when it finds the call complete: its own output out of staging.
 // Cost, T threads here, n bytes per thread: pack reads T n bytes (one thread), the MPI step is
-// MPI's nonblocking collective over processes, unpack writes each output once (every thread
-// its own, in parallel). The blocking calls' algorithms split the local work among all threads
-// instead; this schedule needs no thread to wait for another.
+// MPI's nonblocking collective over processes (in L lanes and K chunks, L K of them on n / (L K)
+// bytes each, which the MPI library progresses at once), unpack writes each output once (every
+// thread its own, in parallel). The blocking calls' algorithms split the local work among all
+// threads instead; this schedule needs no thread to wait for another.
 #pragma once
+
+#include <span>
 
 #include "team/posted_calls.hpp"
 
@@ -44,13 +49,42 @@ std::size_t line_payload_bytes(const PostedEntry& entry, int threads);
 std::size_t round_contribution_bytes(const PostedEntry& entry, int threads);
 void finish_from_lines(PostedCall& call, std::uint64_t round, int me);
 void pack_task(PostedCall& call, int task);
-void post(PostedCall& call, ProcessComm& comm);
+// The step between processes, on the team's posted communicator(s).
+void post(PostedCall& call);
+// One test of every MPI operation of the step still in flight: true once all completed (then
+// the first error of any, rethrown).
+bool test_step(PostedCall& call);
 void unpack(PostedCall& call, int me);
 
+// The parts of the step between processes, as the plan of the blocking call of the same
+// arguments cuts its network step: its lanes where it drives lanes, its chunks where it
+// pipelines (calls with a count per rank), else one; barrier and reduce_scatter_block (whose MPI
+// call takes each process's block whole) always one. Decided from what every process knows
+// alike (the plan prices the team's shared shape), so the parts' operations pair up. Sets
+// call.lanes and call.chunks.
+void step_parts(PostedCall& call);
+// Part i's share of a block of `bytes` bytes of e-byte elements (chunk k of the block cut in
+// call.chunks, then lane l's slice of that chunk): its offset and length.
+struct PartBytes {
+  std::size_t offset = 0, length = 0;
+};
+PartBytes part_bytes(const PostedCall& call, int i, std::size_t bytes, std::size_t e) noexcept;
+// Part i's counts and displacements of a layout of blocks (bytes): the layout itself with one
+// part, else part i's share of each block, written into its StepPart (the receive side's arrays
+// when `receive`).
+struct PartLayout {
+  std::span<const MPI_Count> counts;
+  std::span<const MPI_Aint> displs;
+};
+PartLayout part_layout(PostedCall& call, int i, std::span<const MPI_Count> counts,
+                       std::span<const MPI_Aint> displs, bool receive);
+
 // The families (algo/posted/reductions.cpp, algo/posted/movement.cpp).
+// The families post part i of the step on op through comm.
 int prepare_reduction(PostedCall& call);
 void pack_reduction_task(PostedCall& call, int task);
-void post_reduction(PostedCall& call, ProcessComm& comm);
+void post_reduction(PostedCall& call, PostedOp& op, ProcessComm& comm, int i);
+bool allreduce_on_output(const PostedCall& call);
 void unpack_reduction(PostedCall& call, int me);
 void pack_movement(PostedCall& call);
 // With one process (alltoall: not in place, whose outputs are other threads' inputs) the movers
@@ -60,7 +94,8 @@ bool movement_direct(const PostedCall& call);
 // Their tasks: one per output thread (bcast: slices of the root's buffer, at most one per thread).
 int movement_direct_tasks(const PostedCall& call);
 void pack_movement_direct_task(PostedCall& call, int task);
-void post_movement(PostedCall& call, ProcessComm& comm);
+void post_movement(PostedCall& call, PostedOp& op, ProcessComm& comm, int i);
+bool on_callers_buffers(const PostedCall& call);
 void unpack_movement(PostedCall& call, int me);
 
 }  // namespace tlc::detail::posted
