@@ -32,6 +32,37 @@ PostedCall::PostedCall(TeamImpl& team_, bool persistent_)
 
 PostedCall::~PostedCall() = default;
 
+void PostedCall::reset_for_reuse() noexcept {
+  round = 0;
+  posted.store(0, std::memory_order_relaxed);
+  ready.store(0, std::memory_order_relaxed);
+  failed.store(0, std::memory_order_relaxed);
+  error = nullptr;
+  packing.store(0, std::memory_order_relaxed);
+  pack_tasks = 0;
+  pack_sequence = 0;
+  claimed_tasks.store(0, std::memory_order_relaxed);
+  done_tasks.store(0, std::memory_order_relaxed);
+  pack_failure = nullptr;
+  pack_begun.store(0, std::memory_order_relaxed);
+  pack_ended.store(0, std::memory_order_relaxed);
+  abandoned.store(0, std::memory_order_relaxed);
+  round_arrivals.store(0, std::memory_order_relaxed);
+  for (std::size_t t = 0; t < entries.size(); ++t) {
+    per_thread[t].round_sequence = 0;
+    per_thread[t].task_round.store(0, std::memory_order_relaxed);
+  }
+  check_queued.store(0, std::memory_order_relaxed);
+  step = Step::undecided;
+  lanes = chunks = 0;
+  step_parts.clear();
+  part_failure = nullptr;
+  // Staging of a large call is not kept for the calls after it.
+  constexpr std::size_t kept_bytes = 1 << 20;
+  if (in.capacity() > kept_bytes) std::vector<std::byte>().swap(in);
+  if (out.capacity() > kept_bytes) std::vector<std::byte>().swap(out);
+}
+
 void PostedCalls::prepare(int threads, int limit) {
   threads_.assign(static_cast<std::size_t>(threads), Counters{});
   limit_ = limit;
@@ -81,7 +112,7 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
       call = it->second.call;
       mismatch = it->second.kind != kind;
     } else {
-      call = std::make_shared<PostedCall>(team, kind == Kind::init);
+      call = kind == Kind::init ? std::make_shared<PostedCall>(team, true) : recycled_call(team);
       if (kind == Kind::init && team.processes() == 1) {
         if (const std::size_t bytes = posted::line_payload_bytes(entry, team.threads())) {
           call->lines = std::make_unique<RoundLines>(team.threads(), bytes);
@@ -90,7 +121,15 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
         } else if (posted::RoundSlices::serves(entry, team.threads()))
           call->slices = std::make_unique<posted::RoundSlices>(team.threads());
       }
-      it = open_.emplace(sequence, Open{call, kind}).first;
+      if (spare_nodes_.empty()) {
+        it = open_.emplace(sequence, Open{call, kind}).first;
+      } else {
+        auto node = std::move(spare_nodes_.back());
+        spare_nodes_.pop_back();
+        node.key() = sequence;
+        node.mapped() = Open{call, kind};
+        it = open_.insert(std::move(node)).position;
+      }
     }
     if (mismatch) {
       // Threads started different calls here: the others' call can never complete.
@@ -109,11 +148,44 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
     stored.call.layout = traits_of(stored.call.collective).v_variant ? &stored.layout : nullptr;
     if (counts) ++threads_[i].in_progress;
     if (++it->second.arrived == team.threads()) {
-      open_.erase(it);
+      constexpr std::size_t spare_limit = 64;
+      if (spare_nodes_.size() < spare_limit) {
+        spare_nodes_.push_back(open_.extract(it));
+        spare_nodes_.back().mapped() = Open{};  // not holding the call
+      } else {
+        open_.erase(it);
+      }
       last = true;
     }
   }
   if (last) pack_and_post(team, me, call, sequence, round);
+  return call;
+}
+
+std::shared_ptr<PostedCall> PostedCalls::recycled_call(TeamImpl& team) {
+  constexpr std::size_t pool_limit = 32;
+  const std::size_t n = recycled_.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    std::shared_ptr<PostedCall>& candidate = recycled_[(recycle_cursor_ + k) % n];
+    // Held by the pool alone: nobody can reach it any more (every other holder got its
+    // reference from one that still held one).
+    if (candidate.use_count() != 1) continue;
+    // Taking and dropping a reference is a read-modify-write of the count that every other
+    // holder decremented when it let go (with release), so their accesses to the call happen
+    // before its reuse. An acquire fence after the load would say the same to the compiler;
+    // ThreadSanitizer understands only this.
+    { const std::shared_ptr<PostedCall> acquire = candidate; }
+    recycle_cursor_ = (recycle_cursor_ + k + 1) % n;
+    // A call that failed may have left MPI operations behind on its staging: not reused.
+    if (candidate->failed.load(std::memory_order_relaxed) != 0 ||
+        candidate->ready.load(std::memory_order_relaxed) == 0)
+      candidate = std::make_shared<PostedCall>(team, false);
+    else
+      candidate->reset_for_reuse();
+    return candidate;
+  }
+  auto call = std::make_shared<PostedCall>(team, false);
+  if (n < pool_limit) recycled_.push_back(call);
   return call;
 }
 

@@ -140,6 +140,9 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
   ~PostedCall();
   PostedCall(const PostedCall&) = delete;
   PostedCall& operator=(const PostedCall&) = delete;
+  // A nonblocking call that completed and that nobody holds any more, made ready to serve the
+  // next one (PostedCalls::recycled_call): its progress back to the start, its memory kept.
+  void reset_for_reuse() noexcept;
 
   TeamImpl& team;
   const bool persistent;
@@ -331,6 +334,15 @@ class PostedCalls {
     int arrived = 0;
   };
   std::map<std::uint64_t, Open> open_;  // not every thread came yet
+  // Nonblocking calls: a call and the map node of its place are made by the thread that comes
+  // first and freed by the one that drops it last; with the C library's allocator that crossing
+  // put threads to sleep on its arena lock for longer than a call inside a process takes. So
+  // completed calls nobody holds serve later ones, and nodes are kept for the next places (both
+  // under order_lock_).
+  std::shared_ptr<PostedCall> recycled_call(TeamImpl& team);
+  std::vector<std::shared_ptr<PostedCall>> recycled_;
+  std::size_t recycle_cursor_ = 0;
+  std::vector<std::map<std::uint64_t, Open>::node_type> spare_nodes_;
   std::map<std::uint64_t, Packed> packed_;
 
   // The progress thread and the calls it watches (under order_lock_).
