@@ -387,9 +387,9 @@ void post_movement(PostedCall& call, PostedOp& op, ProcessComm& comm, int i) {
     if (call.step == PostedCall::Step::all_at_once && call.parts() == 1)
       return comm.post_alltoallv_rounds(op, mine.contribution, call.counts, call.displs,
                                         mine.call.recv, call.counts, call.displs);
-    const PartLayout lane = send_layout();
-    return comm.post_alltoallv(op, mine.contribution, lane.counts, lane.displs, mine.call.recv,
-                               lane.counts, lane.displs);
+    const PartLayout layout = send_layout();
+    return comm.post_alltoallv(op, mine.contribution, layout.counts, layout.displs, mine.call.recv,
+                               layout.counts, layout.displs);
   }
   switch (c.collective) {
     case Collective::barrier:  // one part (step_parts)
@@ -408,29 +408,29 @@ void post_movement(PostedCall& call, PostedOp& op, ProcessComm& comm, int i) {
     }
     case Collective::allgather:
     case Collective::allgatherv: {
-      const PartLayout lane = send_layout();
-      return comm.post_allgatherv_in_place(op, call.in.data(), lane.counts, lane.displs);
+      const PartLayout layout = send_layout();
+      return comm.post_allgatherv_in_place(op, call.in.data(), layout.counts, layout.displs);
     }
     case Collective::gather:
     case Collective::gatherv: {
       const std::size_t begin = call.offsets[static_cast<std::size_t>(first)] * e;
       const std::size_t end = call.offsets[static_cast<std::size_t>(first + T)] * e;
       const PartBytes mine = part_bytes(call, i, end - begin, e);
-      const PartLayout lane = send_layout();
+      const PartLayout layout = send_layout();
       // Elsewhere than at the root's process the receive side is unused: no pointer that could
       // equal the send block's.
       const int root_process = team.process_of(c.root);
       return comm.post_gatherv(op, call.in.data() + begin + mine.offset, mine.length,
                                root_process == team.process() ? call.in.data() : nullptr,
-                               lane.counts, lane.displs, root_process);
+                               layout.counts, layout.displs, root_process);
     }
     case Collective::scatter:
     case Collective::scatterv: {
       const std::size_t begin = call.offsets[static_cast<std::size_t>(first)] * e;
       const std::size_t end = call.offsets[static_cast<std::size_t>(first + T)] * e;
       const PartBytes mine = part_bytes(call, i, end - begin, e);
-      const PartLayout lane = send_layout();
-      return comm.post_scatterv(op, call.in.data(), lane.counts, lane.displs,
+      const PartLayout layout = send_layout();
+      return comm.post_scatterv(op, call.in.data(), layout.counts, layout.displs,
                                 call.out.data() + mine.offset, mine.length,
                                 team.process_of(c.root));
     }

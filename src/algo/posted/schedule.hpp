@@ -79,12 +79,11 @@ struct PartLayout {
 PartLayout part_layout(PostedCall& call, int i, std::span<const MPI_Count> counts,
                        std::span<const MPI_Aint> displs, bool receive);
 
-// The families (algo/posted/reductions.cpp, algo/posted/movement.cpp).
-// The families post part i of the step on op through comm.
+// The families (algo/posted/reductions.cpp, algo/posted/movement.cpp); their post_* post part i
+// of the step on op through comm.
 int prepare_reduction(PostedCall& call);
 void pack_reduction_task(PostedCall& call, int task);
 void post_reduction(PostedCall& call, PostedOp& op, ProcessComm& comm, int i);
-bool allreduce_on_output(const PostedCall& call);
 void unpack_reduction(PostedCall& call, int me);
 void pack_movement(PostedCall& call);
 // With one process (alltoall: not in place, whose outputs are other threads' inputs) the movers
@@ -95,7 +94,6 @@ bool movement_direct(const PostedCall& call);
 int movement_direct_tasks(const PostedCall& call);
 void pack_movement_direct_task(PostedCall& call, int task);
 void post_movement(PostedCall& call, PostedOp& op, ProcessComm& comm, int i);
-bool on_callers_buffers(const PostedCall& call);
 void unpack_movement(PostedCall& call, int me);
 
 }  // namespace tlc::detail::posted
