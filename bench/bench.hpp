@@ -59,21 +59,22 @@ struct Options {
   int reps = 5;               // the timed calls are split into reps; the median is reported
   double skew_us = 0;         // arrival skew spread over the threads of a process
   Format format = Format::table;
-  std::string out;           // --out PREFIX: table, CSV and JSON into PREFIX.{txt,csv,json}
-  bool in_place = true;      // measure tlc's in-place form too (where the collective has one)
-  std::optional<bool> pin;   // unset: tlc pins only when every thread gets its own PU
-  bool intra = false;        // --intra: one process's team against MPI everywhere (main job)
-  std::string lane_mode;     // --lane-pattern / --multi-collective: Traff's lane benchmarks
-  bool algorithms = false;   // --algorithms: every inter-process algorithm against raw MPI
-  bool lanes_sweep = false;  // --lanes-sweep: threads per process x lanes
-  bool calibrate = false;    // --calibrate: moved to tlc-calibrate, which main() points to
-  std::string output;        // --output: tlc-calibrate's, accepted so that --calibrate can say so
-  bool skew = false;         // --skew: arrival imbalance, static against dynamic leaders
+  std::string out;            // --out PREFIX: table, CSV and JSON into PREFIX.{txt,csv,json}
+  bool in_place = true;       // measure tlc's in-place form too (where the collective has one)
+  bool fresh_inputs = false;  // --fresh-inputs: every timed call's input just rewritten (Loop)
+  std::optional<bool> pin;    // unset: tlc pins only when every thread gets its own PU
+  bool intra = false;         // --intra: one process's team against MPI everywhere (main job)
+  std::string lane_mode;      // --lane-pattern / --multi-collective: Traff's lane benchmarks
+  bool algorithms = false;    // --algorithms: every inter-process algorithm against raw MPI
+  bool lanes_sweep = false;   // --lanes-sweep: threads per process x lanes
+  bool calibrate = false;     // --calibrate: moved to tlc-calibrate, which main() points to
+  std::string output;         // --output: tlc-calibrate's, accepted so that --calibrate can say so
+  bool skew = false;          // --skew: arrival imbalance, static against dynamic leaders
   bool everywhere =
       false;  // --skew --everywhere: MPI everywhere on the world, teams on every T-th process
-  bool overlap = false;  // --overlap: nonblocking collectives overlapped with computation (OSU)
-  double delay_us = 1000;               // --delay-us: the D of the --skew distributions
-  unsigned seed = 1;                    // --seed: of the --skew delays
+  bool overlap = false;    // --overlap: nonblocking collectives overlapped with computation (OSU)
+  double delay_us = 1000;  // --delay-us: the D of the --skew distributions
+  unsigned seed = 1;       // --seed: of the --skew delays
   std::vector<std::size_t> skew_sizes;  // --sizes: of --skew (default 64 B, 64 KiB, 4 MiB) and
                                         // of --overlap (default x8 from --min-size to 16 MiB)
   std::vector<std::string> skews;       // --skews: of --skew (default: all)
@@ -131,6 +132,8 @@ struct Loop {
   double skew_us = 0;
   const Arrivals* arrivals = nullptr;
   int first_call = 0;
+  // --fresh-inputs: each call's input rewritten by its thread just before the call, untimed
+  bool fresh_inputs = false;
 };
 
 void inject_skew(int thread, int threads, double skew_us);
@@ -143,27 +146,41 @@ int calls_in(int iters, int reps, int r);
 // Runs the loop on one thread and returns that thread's mean seconds per call. Without skew
 // the whole loop is timed (OSU style). With skew each call is timed from arrival (after the
 // thread's own delay) to exit, so a thread's delay is not counted as its own collective time;
-// the earliest arrivers then measure the wait that the imbalance costs them.
-template <class Call, class Sync>
-double timed_loop(const Loop& loop, int thread, int threads, Call&& call, Sync&& sync) {
+// the earliest arrivers then measure the wait that the imbalance costs them. With fresh inputs
+// refresh() rewrites the thread's input before every call, as an application computes its
+// contribution before it calls, so that the input is in the writing core's cache, modified,
+// and not in the state the previous call left it; each call is timed alone, without that write.
+template <class Call, class Sync, class Refresh>
+double timed_loop(const Loop& loop, int thread, int threads, Call&& call, Sync&& sync,
+                  Refresh&& refresh) {
   for (int i = 0; i < loop.warmup; ++i) {
+    if (loop.fresh_inputs) refresh();
     inject_skew(thread, threads, loop.skew_us);
     call();
   }
   sync();
-  if (loop.skew_us <= 0) {
+  if (loop.skew_us <= 0 && !loop.fresh_inputs) {
     const Clock::time_point start = Clock::now();
     for (int i = 0; i < loop.iters; ++i) call();
     return seconds_since(start) / loop.iters;
   }
   double inside = 0;
   for (int i = 0; i < loop.iters; ++i) {
+    if (loop.fresh_inputs) refresh();
     inject_skew(thread, threads, loop.skew_us);
     const Clock::time_point arrival = Clock::now();
     call();
     inside += seconds_since(arrival);
   }
   return inside / loop.iters;
+}
+
+// The same for implementations without an input to rewrite (the memory-bandwidth bound, lane
+// patterns).
+template <class Call, class Sync>
+double timed_loop(const Loop& loop, int thread, int threads, Call&& call, Sync&& sync) {
+  return timed_loop(loop, thread, threads, std::forward<Call>(call), std::forward<Sync>(sync),
+                    [] {});
 }
 
 // One participant's calls under Arrivals: stamps in seconds of the steady clock, which the
@@ -332,6 +349,10 @@ class Reference {
 
 // Fills rank `rank`'s send buffer (in place: the buffer before the call).
 void fill_input(Kind kind, double* send, std::size_t n, int ranks, int rank, bool in_place);
+// --fresh-inputs: a participant writes its input again before a call, as fill_input did: the
+// send buffer, bcast's root its (receive) buffer; nothing for barrier or an empty call.
+void refill_input(Kind kind, int root, double* send, double* recv, std::size_t n, int ranks,
+                  int rank, bool in_place);
 // Counts the wrong elements of an output, describing the first in `first` (if still empty).
 // With step > 1: the first 64 elements, then every step-th, and the last ones.
 std::size_t count_wrong(const Reference& ref, const double* out, std::size_t count, int rank,

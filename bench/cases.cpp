@@ -193,7 +193,7 @@ class TlcCase : public Case {
     team_.run([&](tlc::Thread& me) {
       const int t = me.local_index();
       seconds[static_cast<std::size_t>(t)].value = timed_loop(
-          loop, t, me.threads(), [&] { call(me); }, [&] { me.barrier(); });
+          loop, t, me.threads(), [&] { call(me); }, [&] { me.barrier(); }, [&] { refresh(me); });
     });
     const Timing local = summarise(seconds);
     return team_.processes() > 1 ? global_timing(local, team_.threads(), comm_) : local;
@@ -218,6 +218,14 @@ class TlcCase : public Case {
       count = block_of(n, team_.size());
     return team_.select_algorithm(
         {def_.collective, count * sizeof(double), sizeof(double), true, in_place_});
+  }
+
+  // --fresh-inputs: the thread writes its input again (in place: restores it), as an application
+  // computes its contribution before each call.
+  void refresh(tlc::Thread& me) {
+    const auto t = static_cast<std::size_t>(me.local_index());
+    refill_input(def_.kind, def_.root, send_[t].get(), recv_[t].get(), n_, me.size(), me.rank(),
+                 in_place_);
   }
 
   // Before a checked call: an output that only the call can make right (poisoned; in place:
@@ -391,7 +399,10 @@ class MpiCase : public Case {
     }
     std::vector<PaddedDouble> one(1);
     one[0].value = timed_loop(
-        loop, rank_, size_, [&] { call(); }, [&] { MPI_Barrier(comm_); });
+        loop, rank_, size_, [&] { call(); }, [&] { MPI_Barrier(comm_); },
+        [&] {
+          refill_input(def_.kind, def_.root, send_.get(), recv_.get(), n_, size_, rank_, false);
+        });
     return global_timing(summarise(one), 1, comm_);
   }
 
@@ -636,6 +647,14 @@ class MasterCase : public Case {
 #pragma omp barrier
             if (t == 0) MPI_Barrier(comm_);
 #pragma omp barrier
+          },
+          [&] {
+      // Other threads may still read this input in the last call (master-only's shared
+      // combine reads every thread's): everybody is out of it first.
+#pragma omp barrier
+            const auto mine = static_cast<std::size_t>(t);
+            refill_input(def_.kind, def_.root, send_[mine].get(), recv_[mine].get(), n_, ranks(),
+                         process_ * threads_ + t, false);
           });
     });
     settle_openmp();

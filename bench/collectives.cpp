@@ -141,6 +141,16 @@ void fill_input(Kind kind, double* send, std::size_t n, int ranks, int rank, boo
   for (std::size_t i = 0; i < count; ++i) send[i] = input_value(owner, i);
 }
 
+void refill_input(Kind kind, int root, double* send, double* recv, std::size_t n, int ranks,
+                  int rank, bool in_place) {
+  if (n == 0 || kind == Kind::barrier) return;
+  if (kind == Kind::bcast) {
+    if (rank == root) fill_input(kind, recv, n, ranks, rank, false);
+    return;
+  }
+  fill_input(kind, send, n, ranks, rank, in_place);
+}
+
 std::size_t count_wrong(const Reference& ref, const double* out, std::size_t count, int rank,
                         const std::string& who, std::string& first, std::size_t step) {
   std::size_t wrong = 0;

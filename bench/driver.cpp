@@ -171,13 +171,13 @@ int calibrate(Case& c, std::size_t bytes, const Options& o) {
   const int warmup = o.warmup.value_or(std::clamp(iters / 10, 1, 100));
   if (warmup > 0) {
     // The first call pays for page faults and connection set-up: keep it out of the estimate.
-    double per_call = c.time({0, 1, o.skew_us}).max;
+    double per_call = c.time({0, 1, o.skew_us, nullptr, 0, o.fresh_inputs}).max;
     if (warmup > 1) {
       int more = warmup - 1;
       if (!o.warmup)
         more = static_cast<int>(
             std::clamp(kSecondsPerWarmup / per_call, 1.0, static_cast<double>(more)));
-      per_call = c.time({0, more, o.skew_us}).max;
+      per_call = c.time({0, more, o.skew_us, nullptr, 0, o.fresh_inputs}).max;
     }
     if (!o.iters && per_call > 0)
       iters = static_cast<int>(
@@ -195,7 +195,9 @@ std::string iteration_policy(const Options& o) {
   const std::string warmup = o.warmup ? std::to_string(*o.warmup) : "adaptive";
   return iters + ", split into " + std::to_string(o.reps) +
          " repetitions taken in turn with the other implementations, median reported; warm-up " +
-         warmup;
+         warmup +
+         (o.fresh_inputs ? "; inputs rewritten before every call (untimed), calls timed one by one"
+                         : "");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -533,7 +535,7 @@ int run_sweep(const Options& o, Sweep& sweep) {
             const int calls = arrivals ? arrival_calls : calls_in(iters[k], reps, r);
             on(c, [&] {
               timings[k].push_back(
-                  c.impl->time({1, calls, o.skew_us, arrivals, r * arrival_calls}));
+                  c.impl->time({1, calls, o.skew_us, arrivals, r * arrival_calls, o.fresh_inputs}));
             });
             row.cells[k].iters += calls;
           }

@@ -101,6 +101,9 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--no-in-place") {
       flag();
       o.in_place = false;
+    } else if (arg == "--fresh-inputs") {
+      flag();
+      o.fresh_inputs = true;
     } else if (arg == "--csv") {
       flag();
       csv = true;
@@ -166,8 +169,8 @@ Options parse_options(int argc, char** argv) {
   if (o.intra && o.lanes)
     throw std::invalid_argument("--lanes has no meaning with --intra (a one-process team)");
   const int modes = (o.intra ? 1 : 0) + (o.algorithms ? 1 : 0) + (o.skew ? 1 : 0) +
-                    (o.lanes_sweep ? 1 : 0) + (o.calibrate ? 1 : 0) + (o.lane_mode.empty() ? 0 : 1) +
-                    (o.overlap ? 1 : 0);
+                    (o.lanes_sweep ? 1 : 0) + (o.calibrate ? 1 : 0) +
+                    (o.lane_mode.empty() ? 0 : 1) + (o.overlap ? 1 : 0);
   if (modes > 1)
     throw std::invalid_argument(
         "choose one mode of --intra, --algorithms, --lanes-sweep, --calibrate, --skew, "
@@ -175,6 +178,11 @@ Options parse_options(int argc, char** argv) {
   if (o.skew && o.collective.empty()) o.collective = "all";
   if (o.skew && o.delay_us <= 0) throw std::invalid_argument("--delay-us must be positive");
   if (o.everywhere && !o.skew) throw std::invalid_argument("--everywhere is an option of --skew");
+  if (o.fresh_inputs &&
+      (o.skew || o.overlap || o.lanes_sweep || o.calibrate || !o.lane_mode.empty()))
+    throw std::invalid_argument(
+        "--fresh-inputs is an option of the sweeps (none, --intra, --algorithms); --skew resets "
+        "every call's buffers already");
   if (o.overlap && json)
     throw std::invalid_argument("--overlap writes a table and CSV (--csv, --out), not JSON");
   if (csv) o.format = Format::csv;
@@ -237,6 +245,10 @@ std::string usage(const char* program) {
          "                     implementations taken in turn; times are the median repetition,\n"
          "                     ratios the median of the ratios within one (default 5)\n"
          "  --no-in-place      skip tlc's in-place forms (measured by default where they exist)\n"
+         "  --fresh-inputs     every thread rewrites its input before each call (untimed), as an\n"
+         "                     application computes its contribution: the input is in the\n"
+         "                     writer's cache, modified, not as the last call left it; calls\n"
+         "                     are then timed one by one (exit - arrival)\n"
          "  --skew-us N        thread t of T arrives t*N/T microseconds late at every call;\n"
          "                     times are then exit - arrival\n"
          "  --out PREFIX       write the table, CSV and JSON to PREFIX.txt, .csv, .json and\n"
