@@ -41,8 +41,16 @@ struct Mpi {
   double frac() const { return P <= 1 ? 0.0 : static_cast<double>(P - 1) / P; }
   double start(double m) const { return c.alpha + (m > c.eager_bytes ? c.handshake : 0.0); }
 
+  // Each step of recursive doubling combines the very bytes the partner has just copied out of
+  // this process's buffer. Where that buffer was freshly written (an application's contribution,
+  // a staging buffer, the accumulator of the step before), that combine is slower than one over
+  // bytes nobody else read, as if the partner's single-copy read had taken the lines out of this
+  // core's cache: priced as an in-cache copy of the n bytes on top. Rabenseifner's halving
+  // combines the half the partner did not read (docs/model.md, "Inputs the partner has just
+  // read").
   Terms recursive_doubling_allreduce(double n) const {
-    return {log2_ceil(P) * start(n), log2_ceil(P) * (n * beta() + n * gamma())};
+    return {log2_ceil(P) * start(n),
+            log2_ceil(P) * (n * beta() + n * gamma() + n / c.cache_bandwidth)};
   }
   Terms rabenseifner_allreduce(double n) const {
     return {2 * log2_ceil(P) * start(n / 2), 2 * frac() * n * beta() + frac() * n * gamma()};

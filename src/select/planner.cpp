@@ -227,19 +227,19 @@ constexpr ArrivalRange arrival_pays[] = {
 }  // namespace
 
 // Where the uncalibrated choice inside one process moved from flat_max_bytes because the other
-// form measured faster at 1 x 2 (tlc-bench --algorithms; docs/benchmarking.md, "Uncalibrated
-// defaults", has the figures): allreduce's sliced form from flat_max_bytes itself (a tie
-// there), scatter's flat form up to a root buffer of 1 KiB, exscan's flat form (each thread
-// reads the blocks below its own once) up to 64 KiB but where it carries the blocks (copies
-// them first), past flat_max_bytes.
+// form measured faster at 1 x 2 with inputs written just before each call (tlc-bench
+// --algorithms --fresh-inputs; docs/benchmarking.md, "Uncalibrated defaults", has the figures):
+// allreduce's sliced form from flat_max_bytes itself (a tie there); scatter's and exscan's flat
+// form as long as it carries the data (copies it first, while it is in the writer's cache),
+// flat_carried_max_bytes: past it, flat reads the other threads' freshly written buffers where
+// they are, and sliced is the faster.
 bool flat_by_size(Collective c, std::size_t bytes) noexcept {
   switch (c) {
     case Collective::allreduce:
       return bytes < flat_max_bytes;
     case Collective::scatter:
-      return bytes <= 2 * flat_max_bytes;
     case Collective::exscan:
-      return bytes <= flat_max_bytes || (bytes > flat_carried_max_bytes && bytes <= 64 * KiB);
+      return bytes <= flat_carried_max_bytes;
     default:
       return bytes <= flat_max_bytes;
   }

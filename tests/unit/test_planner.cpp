@@ -35,13 +35,16 @@ TEST(Planner, OneProcessTakesFlatSlicedOrTwoLevel) {
   EXPECT_EQ(p.plan(call(Collective::allreduce, 16)).form, Form::carried);
   EXPECT_EQ(p.plan(call(Collective::allreduce, 1 << 20)).form, Form::sliced);
   EXPECT_EQ(p.plan(call(Collective::allgatherv, 0)).form, Form::sliced);
-  // exscan reads the blocks below its own in place from past the carried sizes up to 64 KiB;
-  // where flat would carry (copy) them, sliced (count in 8-byte elements).
+  // exscan and scatter take flat as long as it carries (copies) the data, 4 KiB (count in 8-byte
+  // elements; scatter's bytes are the root's buffer, 4 blocks here), sliced past it.
   for (const auto& [count, algorithm] :
-       {std::pair{64, Algorithm::flat}, std::pair{65, Algorithm::sliced},
-        std::pair{512, Algorithm::sliced}, std::pair{513, Algorithm::flat},
-        std::pair{8 * 1024, Algorithm::flat}, std::pair{8 * 1024 + 1, Algorithm::sliced}})
+       {std::pair{64, Algorithm::flat}, std::pair{65, Algorithm::flat},
+        std::pair{512, Algorithm::flat}, std::pair{513, Algorithm::sliced},
+        std::pair{8 * 1024, Algorithm::sliced}})
     EXPECT_EQ(p.plan(call(Collective::exscan, count)).algorithm, algorithm) << count;
+  EXPECT_EQ(p.plan(call(Collective::scatter, 128)).algorithm, Algorithm::flat);
+  EXPECT_EQ(p.plan(call(Collective::scatter, 129)).algorithm, Algorithm::sliced);
+  EXPECT_EQ(p.plan(call(Collective::allreduce, 64)).algorithm, Algorithm::sliced);
   TeamShape numa = across(1, 4);
   numa.numa_groups = 2;
   const Planner q(numa, PlanSettings{});

@@ -108,19 +108,19 @@ TEST(Tuning, FileSetsTheParametersItNames) {
 
 TEST(Tuning, FileChangesThePlan) {
   // Four processes, 1 MiB allreduce: with the defaults Rabenseifner is the cheapest (tlc's own:
-  // MPI's runs the same messages and starts up slower, mpi_start_us); with a start-up 25 times
+  // MPI's runs the same messages and starts up slower, mpi_start_us); with a start-up 50 times
   // larger and a faster network, recursive doubling's log2(P) messages beat Rabenseifner's
   // 2 log2(P).
   const PlanQuery q = call(Collective::allreduce, 1 << 20);
   PlanSettings settings;
   EXPECT_EQ(Planner(across(4, 1), settings).plan(q).algorithm, Algorithm::rabenseifner);
-  const TempFile file("alpha_us = 50\nlane_gbs = 100\n");
+  const TempFile file("alpha_us = 100\nlane_gbs = 100\n");
   settings.costs = from_file(file.path());
   EXPECT_EQ(Planner(across(4, 1), settings).plan(q).algorithm, Algorithm::recursive_doubling);
   // TLC_TUNING loads the same file; the option wins over it.
   {
     const ScopedVariable tuning("TLC_TUNING", file.path());
-    EXPECT_DOUBLE_EQ(Config::read(tlc::TeamOptions{}).plan.costs.alpha, 50e-6);
+    EXPECT_DOUBLE_EQ(Config::read(tlc::TeamOptions{}).plan.costs.alpha, 100e-6);
     const TempFile other("alpha_us = 7\n");
     EXPECT_DOUBLE_EQ(from_file(other.path()).alpha, 7e-6);
   }
