@@ -181,8 +181,7 @@ Options parse_options(int argc, char** argv) {
   if (o.fresh_inputs &&
       (o.skew || o.overlap || o.lanes_sweep || o.calibrate || !o.lane_mode.empty()))
     throw std::invalid_argument(
-        "--fresh-inputs is an option of the sweeps (none, --intra, --algorithms); --skew resets "
-        "every call's buffers already");
+        "--fresh-inputs is an option of the sweeps (none, --intra, --algorithms)");
   if (o.overlap && json)
     throw std::invalid_argument("--overlap writes a table and CSV (--csv, --out), not JSON");
   if (csv) o.format = Format::csv;
