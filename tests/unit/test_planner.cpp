@@ -130,6 +130,18 @@ TEST(Planner, DirectFormForOneThreadMultiSender) {
   EXPECT_THROW(forcing(Collective::alltoallv, "pairwise:direct"), tlc::Error);
 }
 
+TEST(Planner, AllreduceBetweenTwoProcessesTakesRabenseifnerFrom64KiB) {
+  // With the built-in parameters recursive doubling pays for combining the bytes its partner has
+  // just read (cost_model.cpp): one message of 32 KiB still beats Rabenseifner's two of 16 KiB,
+  // from 64 KiB Rabenseifner's half combine wins (docs/model.md, "Inputs the partner has just
+  // read"; counts of 8-byte elements).
+  const Planner p(across(2, 1), PlanSettings{});
+  EXPECT_EQ(p.plan(call(Collective::allreduce, 4 * 1024)).algorithm, Algorithm::recursive_doubling);
+  for (const std::size_t count : {8 * 1024, 16 * 1024, 32 * 1024})
+    EXPECT_EQ(p.plan(call(Collective::allreduce, count)).algorithm, Algorithm::rabenseifner)
+        << count;
+}
+
 TEST(Planner, PipelinesFromTwoChunks) {
   PlanSettings s;
   s.pipeline_chunk_bytes = 1 << 20;
