@@ -87,6 +87,14 @@ double mpi_default_eager_bytes() noexcept {
 #endif
 }
 
+bool mpi_takes_arrived_messages_faster() noexcept {
+#ifdef OMPI_MAJOR_VERSION
+  return false;
+#else
+  return true;
+#endif
+}
+
 int mpi_lane_parallelism() {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);

@@ -49,6 +49,12 @@ int mpi_lane_parallelism();
 // shared-memory transport up to 4 KiB (docs/mpi.md).
 double mpi_default_eager_bytes() noexcept;
 
+// Whether a message that has already arrived is received faster by MPI_Improbe and the blocking
+// MPI_Mrecv than by a posted receive completed by MPI_Test (p2p::receive): so in MPICH's ch4;
+// in Open MPI the probe costs more than it saves (docs/reliability.md, "Small calls with the
+// watch on").
+bool mpi_takes_arrived_messages_faster() noexcept;
+
 // Prints why on stderr and ends the whole job with MPI_Abort.
 [[noreturn]] void abort_job(const std::string& why);
 

@@ -59,6 +59,14 @@ void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int ro
     if (relative + m < size) children.push_back(real(relative + m));
   const std::size_t fanout = children.size();
 
+  if (segments == 1) {  // one message: received as it arrives (p2p::receive)
+    if (parent >= 0) receive(lane, buf, bytes, parent, util::tag_bcast, "binomial bcast");
+    sends.assign(fanout, MPI_REQUEST_NULL);
+    for (std::size_t c = 0; c < fanout; ++c)
+      util::isend(lane, buf, bytes, children[c], util::tag_bcast, sends[c]);
+    lane.wait_all(sends, "binomial bcast");
+    return;
+  }
   // Slot s % window holds segment s's receive and its sends to every child.
   const std::size_t slots = std::min(window, segments);
   receives.assign(slots, MPI_REQUEST_NULL);

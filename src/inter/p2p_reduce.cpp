@@ -200,6 +200,16 @@ void binomial_reduce(ProcessComm& lane, const std::byte* send, std::byte* buf, s
     const std::array<std::byte*, 2> incoming = {
         into_buf ? nullptr : util::scratch(per_segment * element, 0),
         into_buf ? nullptr : util::scratch(per_segment * element, 1)};
+    if (segments == 1) {  // one message: received as it arrives (p2p::receive)
+      std::byte* const into = into_buf ? buf : incoming[0];
+      receive(lane, into, bytes, rank + mask, util::tag_binomial_reduce, "binomial reduce");
+      if (into_buf)
+        call.combine(call.op_object, buf, send, count, true);
+      else
+        call.combine(call.op_object, buf, into, count, false);
+      folded = true;
+      continue;
+    }
     std::array<MPI_Request, 2> requests{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     auto post = [&](std::size_t s) {
       util::irecv(lane, into_buf ? segment_at(s) : incoming[s % 2], segment_count(s) * element,
@@ -219,11 +229,12 @@ void binomial_reduce(ProcessComm& lane, const std::byte* send, std::byte* buf, s
     folded = true;
   }
   if (root == 0) return;
+  if (rank == root) {
+    receive(lane, buf, bytes, 0, util::tag_binomial_reduce_to_root, "binomial reduce");
+    return;
+  }
   MPI_Request request = MPI_REQUEST_NULL;
-  if (rank == 0)
-    util::isend(lane, buf, bytes, root, util::tag_binomial_reduce_to_root, request);
-  else if (rank == root)
-    util::irecv(lane, buf, bytes, 0, util::tag_binomial_reduce_to_root, request);
+  if (rank == 0) util::isend(lane, buf, bytes, root, util::tag_binomial_reduce_to_root, request);
   lane.wait_all(std::span(&request, 1), "binomial reduce");
 }
 

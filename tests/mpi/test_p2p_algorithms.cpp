@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -207,6 +208,60 @@ TEST(P2pBcast, BinomialEveryRootAndSegment) {
       }
     }
   }
+}
+
+// p2p::receive takes a message that has already arrived by a probe and the blocking MPI_Mrecv
+// (at most MPI's eager limit, under MPICH) and any other by a posted receive: both paths, at
+// sizes around the limit, with the message there before the receive (the receiver late) and
+// after it (the sender late), and a stream of back-to-back messages that must come in order.
+TEST(P2pReceive, ArrivedAndAwaitedMessages) {
+  const int P = world_size(), me = world_rank();
+  if (P < 2) GTEST_SKIP() << "needs two processes";
+  const int tag = p2p::util::tag_bcast;
+  for (const std::size_t bytes : {std::size_t{1}, std::size_t{100}, std::size_t{4031},
+                                  std::size_t{8192}, std::size_t{8193}, std::size_t{100000}}) {
+    for (const bool receiver_late : {true, false}) {
+      const std::size_t salt = bytes % 13 + (receiver_late ? 1 : 0);
+      std::vector<std::byte> buf(bytes + 8, sentinel);
+      if (me == 0) {
+        for (std::size_t i = 0; i < bytes; ++i) buf[i] = pattern(0, i, salt);
+        if (!receiver_late) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::vector<MPI_Request> sends(static_cast<std::size_t>(P - 1), MPI_REQUEST_NULL);
+        for (int q = 1; q < P; ++q)
+          p2p::util::isend(lane(), buf.data(), bytes, q, tag,
+                           sends[static_cast<std::size_t>(q - 1)]);
+        lane().wait_all(sends, "test sends");
+      } else {
+        if (receiver_late) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        p2p::receive(lane(), buf.data(), bytes, 0, tag, "test receive");
+        EXPECT_TRUE(matches_pattern(buf.data(), bytes, 0, salt))
+            << bytes << " bytes, " << (receiver_late ? "receiver late" : "sender late");
+        EXPECT_TRUE(untouched(buf.data() + bytes, 8, "past the end"));
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+  }
+  // A stream: process 0 sends 64 messages at once; the others take them one by one, late.
+  constexpr std::size_t messages = 64, bytes = 300;
+  std::vector<std::byte> stream(messages * bytes, sentinel);
+  if (me == 0) {
+    std::vector<MPI_Request> sends(messages * static_cast<std::size_t>(P - 1), MPI_REQUEST_NULL);
+    for (std::size_t k = 0; k < messages; ++k) {
+      for (std::size_t i = 0; i < bytes; ++i) stream[k * bytes + i] = pattern(0, i, k);
+      for (int q = 1; q < P; ++q)
+        p2p::util::isend(
+            lane(), stream.data() + k * bytes, bytes, q, tag,
+            sends[k * static_cast<std::size_t>(P - 1) + static_cast<std::size_t>(q - 1)]);
+    }
+    lane().wait_all(sends, "test stream");
+  } else {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (std::size_t k = 0; k < messages; ++k) {
+      p2p::receive(lane(), stream.data() + k * bytes, bytes, 0, tag, "test stream");
+      EXPECT_TRUE(matches_pattern(stream.data() + k * bytes, bytes, 0, k)) << "message " << k;
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 TEST(P2pBcast, RejectsBadRoot) {
