@@ -60,16 +60,17 @@ void gather_across(TeamImpl& team, int me, const CallView& view, const Plan& pla
         team.comm().allgather(c.in_place ? nullptr : c.send, c.recv, n * e);
         return;
       }
-      // ring, Bruck: in place in the output, this rank's block at its place first.
-      if (!c.in_place) copy_bytes(out + my_rank * n * e, mine, n * e);
+      // Bruck: in place in the output, this rank's block at its place first. Ring: this
+      // rank's block sent from the input (p2p::ring_allgatherv's own_block).
       if (plan.algorithm == Algorithm::bruck) {
+        if (!c.in_place) copy_bytes(out + my_rank * n * e, mine, n * e);
         p2p::bruck_allgather(team.comm(), out, n * e);
       } else {
         thread_local std::vector<std::size_t> bytes, displs;
         bytes.assign(N, n * e);
         displs.resize(N);
         for (std::size_t r = 0; r < N; ++r) displs[r] = r * n * e;
-        p2p::ring_allgatherv(team.comm(), out, bytes, displs);
+        p2p::ring_allgatherv(team.comm(), out, bytes, displs, c.in_place ? nullptr : mine);
       }
       return;
     }

@@ -38,8 +38,12 @@ namespace tlc::detail::p2p {
 
 // In place: process p's block (bytes[p] bytes at buf + displs[p]) ends up on every process.
 // Blocks must not overlap. Ring, [Thakur] sec. 4.1: (P-1) alpha + (P-1)/P n beta.
+// With own_block, this process's block is read from there (not from buf, where the function
+// puts it while its first message travels): the other processes then read the caller's
+// input, not a copy just written, which costs them the transfer of every written cache line
+// (docs/model.md, "Inputs the partner has just read").
 void ring_allgatherv(ProcessComm& lane, std::byte* buf, std::span<const std::size_t> bytes,
-                     std::span<const std::size_t> displs);
+                     std::span<const std::size_t> displs, const std::byte* own_block = nullptr);
 
 // In place: block p (block_bytes bytes at buf + p * block_bytes) ends up on every process.
 // Bruck, [Thakur] sec. 4.1.2: ceil(lg P) alpha + (P-1)/P n beta plus a local rotation.

@@ -151,6 +151,25 @@ TEST(P2pAllgather, RingAllgathervAnySizes) {
   }
 }
 
+// The same with this process's block apart (own_block): the function sends it from there and
+// copies it into place itself; the buffer's own slot starts as sentinel bytes.
+TEST(P2pAllgather, RingAllgathervOwnBlockApart) {
+  const int P = world_size(), me = world_rank();
+  const auto m = static_cast<std::size_t>(me);
+  for (int variant = 0; variant < 2; ++variant) {
+    for (std::size_t base : sizes()) {
+      const VLayout l = v_layout(P, base, variant);
+      std::vector<std::byte> buf(l.total + 8, sentinel), own(l.bytes[m] + 1);
+      for (std::size_t i = 0; i < l.bytes[m]; ++i) own[i] = pattern(me, i, 0);
+      p2p::ring_allgatherv(lane(), buf.data(), l.bytes, l.displs, own.data());
+      check_allgatherv(buf, 0, l, 0,
+                       "ring, own block apart, variant " + std::to_string(variant) + " base " +
+                           std::to_string(base));
+      EXPECT_TRUE(untouched(buf.data() + l.total, 8, "past the end"));
+    }
+  }
+}
+
 TEST(P2pAllgather, BruckAllgather) {
   const int P = world_size(), me = world_rank();
   const auto p = static_cast<std::size_t>(P), m = static_cast<std::size_t>(me);
