@@ -26,6 +26,11 @@ void linear_gatherv(ProcessComm& lane, const std::byte* send, std::size_t send_b
   }
   util::expect_per_process(bytes, lane, "gather sizes");
   util::expect_per_process(displs, lane, "gather displacements");
+  if (size == 2) {  // one message: received as it arrives (p2p::receive)
+    const auto q = static_cast<std::size_t>(1 - root);
+    receive(lane, recv + displs[q], bytes[q], 1 - root, util::tag_gather, "linear gather");
+    return;
+  }
   thread_local std::vector<MPI_Request> requests;
   requests.assign(static_cast<std::size_t>(size), MPI_REQUEST_NULL);
   for (int p = 0; p < size; ++p) {

@@ -17,10 +17,8 @@ void linear_scatterv(ProcessComm& lane, const std::byte* send, std::span<const s
   const int size = lane.size(), rank = lane.rank();
   util::expect_root(root, lane, "scatter");
   if (size == 1) return;
-  if (rank != root) {
-    MPI_Request request;
-    util::irecv(lane, recv, recv_bytes, root, util::tag_scatter, request);
-    lane.wait_all(std::span(&request, 1), "linear scatter");
+  if (rank != root) {  // one message: received as it arrives (p2p::receive)
+    receive(lane, recv, recv_bytes, root, util::tag_scatter, "linear scatter");
     return;
   }
   util::expect_per_process(bytes, lane, "scatter sizes");
