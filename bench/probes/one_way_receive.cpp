@@ -4,10 +4,11 @@
 // posted) and in a ping-pong (each message arrives while its receive waits). Receivers: the
 // blocking MPI_Recv (what MPI's own bcast runs), MPI_Irecv completed by MPI_Testall or MPI_Test
 // (what tlc runs, so that a failure elsewhere can end the wait), MPI_Iprobe then MPI_Recv,
-// MPI_Improbe then MPI_Mrecv, and a hybrid: one MPI_Improbe, then MPI_Imrecv of the message if
-// it was there, else MPI_Irecv, completed by MPI_Test. No tlc code: it shows where tlc's small
-// bcast at 2 x 1 loses to MPI_Bcast in tlc-bench's back-to-back loop (docs/reliability.md, "Small
-// calls with the watch on").
+// MPI_Improbe then MPI_Mrecv, a hybrid: one MPI_Improbe, then MPI_Imrecv of the message if it
+// was there, else MPI_Irecv, completed by MPI_Test, and "peek": the same with the blocking
+// MPI_Mrecv for a message that was there (what tlc's p2p::receive does under MPICH). No tlc
+// code: it shows where tlc's small bcast at 2 x 1 lost to MPI_Bcast in tlc-bench's back-to-back
+// loop (docs/reliability.md, "Small calls with the watch on").
 //
 //   mpicxx.mpich -O2 -o /tmp/one_way_receive bench/probes/one_way_receive.cpp
 //   mpiexec.mpich -n 2 /tmp/one_way_receive
@@ -56,6 +57,16 @@ void receive(int how, char* buf, int n, int from) {
       while (!found) MPI_Improbe(from, tag, MPI_COMM_WORLD, &found, &message, MPI_STATUS_IGNORE);
       MPI_Mrecv(buf, n, MPI_BYTE, &message, MPI_STATUS_IGNORE);
     } break;
+    case 6: {
+      MPI_Message message;
+      MPI_Improbe(from, tag, MPI_COMM_WORLD, &found, &message, MPI_STATUS_IGNORE);
+      if (found) {
+        MPI_Mrecv(buf, n, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Irecv(buf, n, MPI_BYTE, from, tag, MPI_COMM_WORLD, &r);
+        test_loop(r);
+      }
+    } break;
     default: {
       MPI_Message message;
       MPI_Improbe(from, tag, MPI_COMM_WORLD, &found, &message, MPI_STATUS_IGNORE);
@@ -74,15 +85,15 @@ int main(int argc, char** argv) {
   int provided = 0, rank = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const char* names[] = {"Recv",        "Irecv+Testall", "Irecv+Test",
-                         "Iprobe+Recv", "Improbe+Mrecv", "hybrid"};
+  const char* names[] = {"Recv",          "Irecv+Testall", "Irecv+Test", "Iprobe+Recv",
+                         "Improbe+Mrecv", "hybrid",        "peek"};
   std::vector<char> buf(65536);
   for (const bool stream : {true, false}) {
     if (rank == 0)
       std::printf("%s, us per message:\n", stream ? "stream" : "ping-pong (half a round trip)");
     for (const int n : {8, 512, 2048, 4096, 8192}) {
-      double t[6];
-      for (int how = 0; how < 6; ++how) {
+      double t[7];
+      for (int how = 0; how < 7; ++how) {
         MPI_Barrier(MPI_COMM_WORLD);
         const double start = MPI_Wtime();
         for (long i = 0; i < (stream ? calls : calls / 4); ++i) {
@@ -106,7 +117,7 @@ int main(int argc, char** argv) {
       }
       if (rank == 0) {
         std::printf("%6d B:", n);
-        for (int how = 0; how < 6; ++how) std::printf("  %s %.3f", names[how], t[how]);
+        for (int how = 0; how < 7; ++how) std::printf("  %s %.3f", names[how], t[how]);
         std::printf("\n");
       }
     }

@@ -129,6 +129,11 @@ class GatheredBlocks {
 std::size_t irecv_arrived(ProcessComm& lane, std::byte* data, std::size_t capacity,
                           std::size_t unit, int from, int tag, MPI_Request& request);
 
+// Whether every request has completed (MPI_Testall; completed ones become MPI_REQUEST_NULL).
+bool test_all(ProcessComm& lane, std::span<MPI_Request> requests, const char* what);
+
+// ---- one message received as it arrives (p2p_receive.cpp) ----
+
 // Receives one message of `bytes` bytes from process `from` with `tag` into data and returns
 // once it is there. Where MPI takes such messages faster (mpi_takes_arrived_messages_faster), a
 // message that has already arrived and went by the eager protocol (at most MPI's eager limit,
@@ -137,14 +142,11 @@ std::size_t irecv_arrived(ProcessComm& lane, std::byte* data, std::size_t capaci
 // lane's watched wait. Why: in back-to-back calls the sender streams its messages and each has
 // arrived before its receive is posted, and there MPICH's posted receive completed by MPI_Test
 // took up to several times as long as the blocking receive of a message found by a probe
-// (docs/reliability.md, "Small calls with the watch on"); a receive that waits for its message
+// (docs/reliability.md, "At c742c11"); a receive that waits for its message
 // pays one probe more. Not when tlc serialises its MPI calls (a blocking call would hold the
 // lock every other thread's MPI call needs).
 void receive(ProcessComm& lane, std::byte* data, std::size_t bytes, int from, int tag,
              const char* what);
-
-// Whether every request has completed (MPI_Testall; completed ones become MPI_REQUEST_NULL).
-bool test_all(ProcessComm& lane, std::span<MPI_Request> requests, const char* what);
 
 // ---- reductions (p2p_reduce.cpp) ----
 // Counts are in elements of call.type; elements are combined with call.combine.
