@@ -7,9 +7,9 @@
 # Steps: (1) install the Debian packages that are missing (nothing is fetched when all are
 # present), (2) configure and build (incremental; fast when nothing changed), (3) run.
 # `test` builds and tests three trees: against MPICH with AddressSanitizer and UBSan
-# (build-asan/, the whole suite at one to three processes), against Open MPI (build-openmpi/, the whole suite, optimised as
-# users build it, libtlc shared, with the benchmark's and examples' tests) and against MPICH with
-# ThreadSanitizer (build-tsan/, one and two processes). `bench` builds MPICH optimised (build/).
+# (build-asan/, the whole suite at one to three processes), against Open MPI (build-openmpi/,
+# the whole suite, optimised as users build it, libtlc shared, with the benchmark's and
+# examples' tests) and against MPICH with ThreadSanitizer (build-tsan/, one and two processes). `bench` builds MPICH optimised (build/).
 # Each build names its MPI explicitly (-DTLC_MPI=mpich|openmpi), so the Debian alternatives for
 # mpicxx / mpiexec never decide which MPI a build gets.
 # Environment: TLC_BUILD_DIR  the bench's build directory (default: build, relative to the
@@ -256,7 +256,8 @@ case "$mode" in
     # compiles the library once more): the sanitized trees static, the Open MPI tree shared
     # (docs/mpi.md).
     # AddressSanitizer's tree runs 1-3 processes: 4 (a power of two like 2, with 8 threads on
-    # this 2-core machine) took 200 of its 614 s (ci60); the Open MPI tree runs 1-4.
+    # a 2-core machine) took a third of its test time; the Open MPI tree runs 1-4
+    # (docs/reliability.md, "Under the sanitizers").
     build "$asan_build_dir" mpich "${sanitized[@]}" "-DTLC_SANITIZE=address;undefined" \
       -DTLC_TEST_MAX_PROCS=3 -DTLC_CONSUMER_OTHER_KIND=OFF
     run_tests "$asan_build_dir" "MPICH, AddressSanitizer+UBSan" || rc=1
