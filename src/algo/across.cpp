@@ -4,7 +4,7 @@
 
 namespace tlc::detail {
 
-void run_across_processes(TeamImpl& team, int me, CallDescriptor d, const Plan& plan) {
+void run_across_processes(TeamImpl& team, int me, CallDescriptor&& d, const Plan& plan) {
   const auto view = begin_validated(team, me, std::move(d));
   if (plan.form == Form::direct) team.telemetry().mark_led(me);  // the one thread calls MPI itself
   switch (view[me].call.collective) {

@@ -41,4 +41,22 @@ inline const std::vector<std::size_t>& rank_starts(const TeamImpl& team) {
   return starts;
 }
 
+// The rank-packed layout of equal rank blocks of `block` bytes as one group per process (what
+// one lane's PieceLayout::lane_groups gives for whole blocks): the sizes and offsets a direct
+// form's MPI v-call or tlc's linear algorithm takes, computed without building a layout, since a
+// small direct call pays for every step of its own.
+template <class Size, class Offset>
+void process_groups(const TeamImpl& team, std::size_t block, std::vector<Size>& sizes,
+                    std::vector<Offset>& offsets) {
+  const int P = team.processes();
+  sizes.resize(static_cast<std::size_t>(P));
+  offsets.resize(static_cast<std::size_t>(P));
+  for (int p = 0; p < P; ++p) {
+    const auto first = static_cast<std::size_t>(team.first_rank_of(p));
+    const auto end = static_cast<std::size_t>(p + 1 < P ? team.first_rank_of(p + 1) : team.size());
+    sizes[static_cast<std::size_t>(p)] = static_cast<Size>((end - first) * block);
+    offsets[static_cast<std::size_t>(p)] = static_cast<Offset>(first * block);
+  }
+}
+
 }  // namespace tlc::detail

@@ -14,20 +14,20 @@
 
 namespace tlc::detail {
 
-void barrier_across(TeamImpl& team, int me, CallDescriptor d, const Plan& plan);
-void run_flat(TeamImpl& team, int me, CallDescriptor d);  // algo/flat.cpp
+void barrier_across(TeamImpl& team, int me, CallDescriptor&& d, const Plan& plan);
+void run_flat(TeamImpl& team, int me, CallDescriptor&& d);  // algo/flat.cpp
 // The inline form of flat for the calls Planner::inline_form() gives it: count elements of at
 // most inline_capacity bytes, folded with `fold` for reductions (algo/flat_inline.cpp).
 void run_flat_inline(TeamImpl& team, int me, const Call& call, std::size_t count, LineFoldFn fold);
-void run_sliced(TeamImpl& team, int me, CallDescriptor d);     // algo/sliced.cpp
-void run_two_level(TeamImpl& team, int me, CallDescriptor d);  // algo/two_level.cpp
+void run_sliced(TeamImpl& team, int me, CallDescriptor&& d);     // algo/sliced.cpp
+void run_two_level(TeamImpl& team, int me, CallDescriptor&& d);  // algo/two_level.cpp
 // Several processes: the collective's composition (algo/across.hpp), staged, direct or
 // pipelined as the plan says, with the plan's network step (hierarchical, full_lane or a
 // multi-sender algorithm).
-void run_across_processes(TeamImpl& team, int me, CallDescriptor d, const Plan& plan);
+void run_across_processes(TeamImpl& team, int me, CallDescriptor&& d, const Plan& plan);
 // Calls led by arrival (Algorithm::dynamic: bcast, scatter, reduce, allreduce,
 // reduce_scatter_block, scan, exscan, alltoall), one process or several (algo/arrival/).
-void run_led_by_arrival(TeamImpl& team, int me, CallDescriptor d);
+void run_led_by_arrival(TeamImpl& team, int me, CallDescriptor&& d);
 // Points d's contribution at a copy private to the calling thread (algo/entry.cpp), for in-place
 // calls whose output is written while other threads still read the input. The copy lives until
 // the thread's next call that needs one.
@@ -47,7 +47,8 @@ std::string check_own_arguments(const Call& call, int rank, int size, CallDescri
 // Rendezvous::begin_call, then the checks of all threads' descriptors that fingerprints cannot
 // make (user op objects, v-variant counts): the same Error on every thread, before any data
 // moves. Every algorithm begins with this.
-Rendezvous::CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry = false);
+Rendezvous::CallView begin_validated(TeamImpl& team, int me, CallDescriptor&& d,
+                                     bool carry = false);
 // TLC_CHECK: this process's call (d) against every other process's, by one MPI_Allgather of a
 // small signature on the process communicator; "" when all agree, else which process differs
 // from process 0 in what.

@@ -54,11 +54,9 @@ void alltoall_across(TeamImpl& team, int me, const CallView& view, const Plan& p
       return;
     }
     // The caller's buffers are the rank-packed regions of one lane, both sides.
-    thread_local PieceLayout packed;
     thread_local std::vector<MPI_Count> sbytes, rbytes;
     thread_local std::vector<MPI_Aint> sdispls, rdispls;
-    packed.build(N, 1, e, [&](std::size_t) { return n; });
-    packed.lane_groups(0, rank_starts(team), sbytes, sdispls);
+    process_groups(team, n * e, sbytes, sdispls);
     rbytes = sbytes;  // separate arrays: MPI takes identical arguments for aliased buffers
     rdispls = sdispls;
     team.comm().alltoallv(c.send, sbytes, sdispls, c.recv, rbytes, rdispls);

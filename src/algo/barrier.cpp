@@ -12,7 +12,7 @@
 
 namespace tlc::detail {
 
-void barrier_across(TeamImpl& team, int me, CallDescriptor call, const Plan& plan) {
+void barrier_across(TeamImpl& team, int me, CallDescriptor&& call, const Plan& plan) {
   begin_validated(team, me, std::move(call));
   if (team.processes() == 1) return;
   const std::uint64_t s = team.rendezvous().next_step(me);

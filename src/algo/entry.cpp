@@ -33,8 +33,8 @@ bool in_place_output_races(const CallDescriptor& d, Form form) {
   return t.in_place_output_races;
 }
 
-void run_planned(TeamImpl& team, int me, CallDescriptor d, const Plan& plan);
-void run_switchable(TeamImpl& team, int me, CallDescriptor d, const PlanCache::Entry& planned);
+void run_planned(TeamImpl& team, int me, CallDescriptor&& d, const Plan& plan);
+void run_switchable(TeamImpl& team, int me, CallDescriptor&& d, const PlanCache::Entry& planned);
 
 // Everything but the inline form. Out of line so that calls taking the inline form do not pay
 // for this one's frame (a descriptor with a std::string) on the way in and out.
@@ -61,7 +61,7 @@ void run_switchable(TeamImpl& team, int me, CallDescriptor d, const PlanCache::E
 
 // A large call whose static plan the leader switch may replace by the one led by arrival
 // (team/leader_switch.hpp): the switch says which runs, and measures it.
-[[gnu::noinline]] void run_switchable(TeamImpl& team, int me, CallDescriptor d,
+[[gnu::noinline]] void run_switchable(TeamImpl& team, int me, CallDescriptor&& d,
                                       const PlanCache::Entry& planned) {
   LeaderSwitch& sw = team.leader_switch();
   const int cls = planned.switch_class;
@@ -74,7 +74,7 @@ void run_switchable(TeamImpl& team, int me, CallDescriptor d, const PlanCache::E
   if (me == 0) sw.after_call(cls, call, by_arrival);
 }
 
-void run_planned(TeamImpl& team, int me, CallDescriptor d, const Plan& plan) {
+void run_planned(TeamImpl& team, int me, CallDescriptor&& d, const Plan& plan) {
   const Collective c = d.call.collective;
   if (c == Collective::barrier) return barrier_across(team, me, std::move(d), plan);
   if (plan.leader() == Leader::arrival) return run_led_by_arrival(team, me, std::move(d));

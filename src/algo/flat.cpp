@@ -39,7 +39,7 @@ void reduce_own(const CallView& view, const Call& own, int first, int last, std:
 
 }  // namespace
 
-void run_flat(TeamImpl& team, int me, CallDescriptor d) {
+void run_flat(TeamImpl& team, int me, CallDescriptor&& d) {
   const auto view = begin_validated(team, me, std::move(d), /*carry=*/true);
   const int threads = team.threads();
   const Call& c = view[me].call;

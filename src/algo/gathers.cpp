@@ -74,22 +74,21 @@ void gather_across(TeamImpl& team, int me, const CallView& view, const Plan& pla
       }
       return;
     }
-    // The caller's output is the rank-packed region of one lane.
-    thread_local PieceLayout packed;
+    // The caller's output is the rank-packed region of one lane: a group per process.
+    copy_bytes(out + my_rank * n * e, mine, view[me].contribution_bytes);
+    if (!all && plan.algorithm == Algorithm::linear) {
+      thread_local std::vector<std::size_t> sizes, offsets;
+      process_groups(team, n * e, sizes, offsets);
+      p2p::linear_gatherv(team.comm(), nullptr, 0, out, sizes, offsets, root_process);
+      return;
+    }
     thread_local std::vector<MPI_Count> bytes;
     thread_local std::vector<MPI_Aint> displs;
-    packed.build(N, 1, e, [&](std::size_t) { return n; });
-    packed.lane_groups(0, rank_starts(team), bytes, displs);
-    copy_bytes(out + my_rank * n * e, mine, view[me].contribution_bytes);
-    if (all) {
+    process_groups(team, n * e, bytes, displs);
+    if (all)
       team.comm().allgatherv_in_place(out, bytes, displs);
-    } else if (plan.algorithm == Algorithm::linear) {
-      thread_local std::vector<std::size_t> sizes, offsets;
-      as_sizes(bytes, displs, sizes, offsets);
-      p2p::linear_gatherv(team.comm(), nullptr, 0, out, sizes, offsets, root_process);
-    } else {
+    else
       team.comm().gatherv(nullptr, 0, out, bytes, displs, root_process);
-    }
     return;
   }
 

@@ -42,7 +42,10 @@ class PieceLayout {
   std::size_t total() const noexcept { return total_; }  // bytes
   std::size_t count(std::size_t j) const noexcept { return counts_[j]; }
   // The elements of piece j that lane l carries, relative to the piece.
-  Slice part(int l, std::size_t j) const noexcept { return slice_of(counts_[j], e_, l, L_); }
+  Slice part(int l, std::size_t j) const noexcept {
+    // One lane carries whole pieces: no cut to compute (small direct calls build this per call).
+    return L_ == 1 ? Slice{0, counts_[j]} : slice_of(counts_[j], e_, l, L_);
+  }
   // Bytes from the region's start to lane l's part of piece j (j == J: the end of lane l).
   std::size_t offset(int l, std::size_t j) const noexcept { return offsets_[index(l, j)]; }
   // Bytes of lane l's parts of pieces [first, end).

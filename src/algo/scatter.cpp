@@ -44,18 +44,16 @@ void scatter_across(TeamImpl& team, int me, const CallView& view, const Plan& pl
         team.comm().scatterv(nullptr, {}, {}, c.recv, c.recv_count * e, root_process);
       return;
     }
-    // The root's send buffer is the rank-packed region of one lane.
-    thread_local PieceLayout packed;
-    thread_local std::vector<MPI_Count> bytes;
-    thread_local std::vector<MPI_Aint> displs;
-    packed.build(N, 1, e, [&](std::size_t) { return n; });
-    packed.lane_groups(0, rank_starts(team), bytes, displs);
+    // The root's send buffer is the rank-packed region of one lane: a group per process.
     const auto* source = static_cast<const std::byte*>(view[me].contribution);
     if (plan.algorithm == Algorithm::linear) {
       thread_local std::vector<std::size_t> sizes, offsets;
-      as_sizes(bytes, displs, sizes, offsets);
+      process_groups(team, n * e, sizes, offsets);
       p2p::linear_scatterv(team.comm(), source, sizes, offsets, nullptr, 0, root_process);
     } else {
+      thread_local std::vector<MPI_Count> bytes;
+      thread_local std::vector<MPI_Aint> displs;
+      process_groups(team, n * e, bytes, displs);
       team.comm().scatterv(source, bytes, displs, nullptr, 0, root_process);
     }
     if (!keeps) copy_bytes(out, source + my_rank * n * e, n * e);

@@ -75,7 +75,7 @@ void run_sliced_share(const CallView& view, int share, int threads, const CopyPl
   }
 }
 
-void run_sliced(TeamImpl& team, int me, CallDescriptor d) {
+void run_sliced(TeamImpl& team, int me, CallDescriptor&& d) {
   const auto view = begin_validated(team, me, std::move(d));
   // The work reads and writes other threads' buffers: a user op that throws is held until all
   // of it is done (Rendezvous::work_then_sync).

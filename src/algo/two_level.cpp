@@ -23,7 +23,7 @@
 
 namespace tlc::detail {
 
-void run_two_level(TeamImpl& team, int me, CallDescriptor d) {
+void run_two_level(TeamImpl& team, int me, CallDescriptor&& d) {
   const auto view = begin_validated(team, me, std::move(d));
   const int threads = team.threads();
   const Call& c = view[me].call;

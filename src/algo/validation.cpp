@@ -491,6 +491,7 @@ std::string compare_processes(TeamImpl& team, const CallDescriptor& d) {
 
 std::string disagreement(const CallView& view) {
   const Roster& team = view.rendezvous->roster();
+  if (team.threads() == 1) return {};
   const Call& first = view[0].call;
   for (int i = 1; i < team.threads(); ++i)
     if (view[i].call.combine != first.combine)
@@ -517,7 +518,7 @@ std::string unequal_ops(const CallView& view) {
 
 }  // namespace
 
-CallView begin_validated(TeamImpl& team, int me, CallDescriptor d, bool carry) {
+CallView begin_validated(TeamImpl& team, int me, CallDescriptor&& d, bool carry) {
   const CallView view = team.rendezvous().begin_call(me, std::move(d), carry);
   // Equal fingerprints: every thread published its descriptor. These checks read memory the
   // callers own (v-variant counts, through their descriptors), so no thread may leave with the

@@ -242,6 +242,9 @@ enum Tag : int {
   tag_scatter,
 };
 
+// v mod size for v in [-size, 2 size), without the division of %.
+inline int wrap(int v, int size) noexcept { return v < 0 ? v + size : v >= size ? v - size : v; }
+
 // A per-process array (sizes, displacements) must have one entry per process of the lane. Every
 // process passes the same shapes, so a wrong one throws on every process alike and nobody hangs.
 inline void expect_per_process(std::span<const std::size_t> values, const ProcessComm& lane,

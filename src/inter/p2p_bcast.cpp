@@ -1,5 +1,8 @@
 // Broadcast on point-to-point messages: a binomial tree, pipelined in segments.
 #include <algorithm>
+#include <array>
+#include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,7 @@ namespace {
 // most this many segments ahead of its slowest child (the sends of a slot are completed before
 // the slot is reused).
 constexpr std::size_t window = 8;
+constexpr std::size_t max_children = std::numeric_limits<int>::digits;
 
 }  // namespace
 
@@ -37,11 +41,12 @@ void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int ro
   util::expect_root(root, lane, "bcast");
   if (size == 1 || bytes == 0) return;
   const std::size_t segment = segment_bytes == 0 || segment_bytes >= bytes ? bytes : segment_bytes;
-  const std::size_t segments = (bytes + segment - 1) / segment;
+  // No division on the one-message path (a small call's whole cost is a few hundred cycles).
+  const std::size_t segments = segment == bytes ? 1 : (bytes + segment - 1) / segment;
   auto segment_size = [&](std::size_t s) { return std::min(segment, bytes - s * segment); };
 
-  const int relative = (rank - root + size) % size;
-  auto real = [&](int v) { return (v + root) % size; };
+  const int relative = util::wrap(rank - root, size);
+  auto real = [&](int v) { return util::wrap(v + root, size); };
   int parent = -1;
   int mask = 1;
   for (; mask < size; mask <<= 1) {
@@ -50,23 +55,24 @@ void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int ro
       break;
     }
   }
-  // Kept per thread so that a small call allocates nothing (each lane thread runs its own
-  // instance; the function never re-enters itself).
-  thread_local std::vector<int> children;
-  thread_local std::vector<MPI_Request> receives, sends;
-  children.clear();
+  // At most one child per bit of a rank: on the stack, so that a small call touches no
+  // thread-local storage (each access a library call in a shared library).
+  std::array<int, max_children> children;
+  std::size_t fanout = 0;
   for (int m = mask >> 1; m > 0; m >>= 1)
-    if (relative + m < size) children.push_back(real(relative + m));
-  const std::size_t fanout = children.size();
+    if (relative + m < size) children[fanout++] = real(relative + m);
 
   if (segments == 1) {  // one message: received as it arrives (p2p::receive)
     if (parent >= 0) receive(lane, buf, bytes, parent, util::tag_bcast, "binomial bcast");
-    sends.assign(fanout, MPI_REQUEST_NULL);
+    std::array<MPI_Request, max_children> sends;
     for (std::size_t c = 0; c < fanout; ++c)
       util::isend(lane, buf, bytes, children[c], util::tag_bcast, sends[c]);
-    lane.wait_all(sends, "binomial bcast");
+    lane.wait_all(std::span(sends.data(), fanout), "binomial bcast");
     return;
   }
+  // Kept per thread so that a segmented call allocates nothing (each lane thread runs its own
+  // instance; the function never re-enters itself).
+  thread_local std::vector<MPI_Request> receives, sends;
   // Slot s % window holds segment s's receive and its sends to every child.
   const std::size_t slots = std::min(window, segments);
   receives.assign(slots, MPI_REQUEST_NULL);

@@ -175,9 +175,11 @@ void binomial_reduce(ProcessComm& lane, const std::byte* send, std::byte* buf, s
     return;
   }
   const std::size_t element = call.type.size, bytes = count * element;
+  // No division on the one-message path (a small call's whole cost is a few hundred cycles).
+  const bool whole = segment_bytes == 0 || segment_bytes >= bytes;
   const std::size_t per_segment =
-      segment_bytes == 0 ? count : std::clamp<std::size_t>(segment_bytes / element, 1, count);
-  const std::size_t segments = (count + per_segment - 1) / per_segment;
+      whole ? count : std::clamp<std::size_t>(segment_bytes / element, 1, count);
+  const std::size_t segments = whole ? 1 : (count + per_segment - 1) / per_segment;
   auto segment_count = [&](std::size_t s) {
     return std::min(per_segment, count - s * per_segment);
   };

@@ -17,8 +17,9 @@
 
 namespace tlc::detail {
 
-thread_local bool ProcessFailures::failure_agreed_ = false;
-thread_local std::array<ProcessFailures::CurrentCall, 4> ProcessFailures::current_calls_{};
+constinit thread_local bool ProcessFailures::failure_agreed_ = false;
+constinit thread_local std::array<ProcessFailures::CurrentCall, 4>
+    ProcessFailures::current_calls_{};
 
 std::uint64_t ProcessFailures::next_id() noexcept {
   static std::atomic<std::uint64_t> last{0};
@@ -33,9 +34,9 @@ void ProcessFailures::bring_to_front() noexcept {
   for (std::size_t j = std::min(i, calls.size() - 1); j > 0; --j) calls[j] = calls[j - 1];
   calls[0] = mine;
 }
-thread_local std::uint64_t ProcessFailures::posted_sequence_ = 0;
-thread_local const CallFingerprint* ProcessFailures::posted_fingerprint_ = nullptr;
-thread_local const PostedCall* ProcessFailures::posted_call_ = nullptr;
+constinit thread_local std::uint64_t ProcessFailures::posted_sequence_ = 0;
+constinit thread_local const CallFingerprint* ProcessFailures::posted_fingerprint_ = nullptr;
+constinit thread_local const PostedCall* ProcessFailures::posted_call_ = nullptr;
 
 std::string ProcessFailures::call_name(std::uint64_t k) {
   return k & posted_bit ? "nonblocking call " + std::to_string(k & ~posted_bit)

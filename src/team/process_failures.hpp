@@ -149,7 +149,7 @@ class ProcessFailures final : public LongWaits {
   std::vector<ProcessAlarm::Note> early_notes_;  // about calls this process had not reached
   std::atomic<bool> attention_{false};           // unsettled_ or early notes: see attend()
   std::atomic<bool> told_broken_{false};         // the others know this team is gone
-  static thread_local bool failure_agreed_;
+  static constinit thread_local bool failure_agreed_;
   // The current thread's latest call in one team (`team`: that team's id_), for the few teams
   // it used last, the latest first. A team the thread has not called (or that fell out of the
   // table) is at call 0 for it: it then only hears notes later, as a thread before its first call.
@@ -158,7 +158,7 @@ class ProcessFailures final : public LongWaits {
     std::uint64_t call = 0;
     const CallFingerprint* fingerprint = nullptr;
   };
-  static thread_local std::array<CurrentCall, 4> current_calls_;
+  static constinit thread_local std::array<CurrentCall, 4> current_calls_;
   const std::uint64_t id_ = next_id();  // never reused, unlike an address
   static std::uint64_t next_id() noexcept;
   CurrentCall& current() noexcept {
@@ -168,9 +168,9 @@ class ProcessFailures final : public LongWaits {
   }
   void bring_to_front() noexcept;
   std::uint64_t current_call() noexcept { return current().call; }
-  static thread_local std::uint64_t posted_sequence_;  // 0: not waiting for a posted call
-  static thread_local const CallFingerprint* posted_fingerprint_;
-  static thread_local const PostedCall* posted_call_;
+  static constinit thread_local std::uint64_t posted_sequence_;  // 0: not waiting for a posted call
+  static constinit thread_local const CallFingerprint* posted_fingerprint_;
+  static constinit thread_local const PostedCall* posted_call_;
   const Rendezvous* calls_ = nullptr;  // connect()
   // The words of this process's counts in the v-variant call the current thread waits in
   // (posted: the posted call's); none for other calls.

@@ -77,9 +77,15 @@ void Rendezvous::wait_released(std::uint64_t s) {
 
 void Rendezvous::begin_step(ThreadSlot& s, std::uint64_t k) {
   s.begun[k & 1].call.store(k, std::memory_order_release);
+  const int parity = static_cast<int>(k & 1);
+  // Alone in its process, a thread has nobody to wait for or to agree with (a one-thread
+  // process's every call would pay for notify()'s fence and for the comparisons).
+  if (threads_ == 1) {
+    if (fingerprint(0, parity).invalid) check_fingerprints(parity);  // throws its error
+    return;
+  }
   waiter_.notify();
   wait_all_begun(k);
-  const int parity = static_cast<int>(k & 1);
   try {
     check_fingerprints(parity);
   } catch (const Error& e) {
@@ -133,7 +139,7 @@ void Rendezvous::wait_all_begun(std::uint64_t k) {
   waiter_.throw_if_aborted();
 }
 
-Rendezvous::CallView Rendezvous::begin_call(int me, CallDescriptor d, bool carry) {
+Rendezvous::CallView Rendezvous::begin_call(int me, CallDescriptor&& d, bool carry) {
   failures_->throw_if_unusable();
   ThreadSlot& s = slot(me);
   await_arrival_call(s);
@@ -147,7 +153,7 @@ Rendezvous::CallView Rendezvous::begin_call(int me, CallDescriptor d, bool carry
     d.contribution = s.carry[parity];
     d.carried = true;
   }
-  s.begun[parity].fingerprint = fingerprint_of(d.call, d.count, !d.invalid.empty());
+  write_fingerprint(s.begun[parity].fingerprint, d.call, d.count, !d.invalid.empty());
   s.published[parity] = std::move(d);
   begin_step(s, k);
   return {this, parity};
@@ -167,7 +173,7 @@ void Rendezvous::fail_inline(int me, const CallFingerprint& f, const std::string
               std::string("tlc ") + to_string(static_cast<Collective>(f.collective)) + ": " + why);
 }
 
-int Rendezvous::begin_arrival_call(int me, CallDescriptor d) {
+int Rendezvous::begin_arrival_call(int me, CallDescriptor&& d) {
   failures_->throw_if_unusable();
   ThreadSlot& s = slot(me);
   await_arrival_call(s);
@@ -178,7 +184,7 @@ int Rendezvous::begin_arrival_call(int me, CallDescriptor d) {
   failures_->entering_call(k, &s.begun[parity].fingerprint);
   // Both were last read in call k-2 or earlier, which is complete: a call led by arrival waits
   // for the previous one, and a static call's readers finish before its next call begins.
-  s.begun[parity].fingerprint = fingerprint_of(d.call, d.count, !d.invalid.empty());
+  write_fingerprint(s.begun[parity].fingerprint, d.call, d.count, !d.invalid.empty());
   s.begun[parity].fingerprint.led_by_arrival = 1;
   s.published[parity] = std::move(d);
   s.begun[parity].call.store(k, std::memory_order_release);

@@ -108,8 +108,10 @@ inline bool same_fingerprint(const CallFingerprint& a, const CallFingerprint& b)
 }
 
 // The one definition of what both forms announce, so that agreeing threads announce alike.
-inline CallFingerprint fingerprint_of(const Call& c, std::size_t count, bool invalid) noexcept {
-  CallFingerprint f;
+// Written field by field where it lives: a fingerprint built aside and copied in is read back
+// as one wide load from narrow stores, which stalls store forwarding on every call.
+inline void write_fingerprint(CallFingerprint& f, const Call& c, std::size_t count,
+                              bool invalid) noexcept {
   f.collective = static_cast<std::uint8_t>(c.collective);
   f.op = static_cast<std::uint8_t>(c.op);
   f.type_class = static_cast<std::uint8_t>(c.type.type_class);
@@ -117,7 +119,14 @@ inline CallFingerprint fingerprint_of(const Call& c, std::size_t count, bool inv
   f.root = c.root;
   f.type_size = c.type.size;
   f.type_alignment = static_cast<std::uint16_t>(c.type.alignment);
+  f.led_by_arrival = 0;
+  f.unused = 0;
   f.count = count;
+}
+
+inline CallFingerprint fingerprint_of(const Call& c, std::size_t count, bool invalid) noexcept {
+  CallFingerprint f;
+  write_fingerprint(f, c, count, invalid);
   return f;
 }
 
@@ -213,7 +222,7 @@ class Rendezvous {
   // With carry, a contribution of at most carry_capacity bytes is copied into the caller's slot
   // first and published in its place. Algorithms call begin_validated() (algo/algorithms.hpp),
   // which adds the checks of the descriptors.
-  CallView begin_call(int me, CallDescriptor d, bool carry = false);
+  CallView begin_call(int me, CallDescriptor&& d, bool carry = false);
 
   // The inline begin step (algo/flat_inline.cpp): writes fingerprint f and `bytes` (at most
   // inline_capacity) of `data` into the caller's begin line, announces the call, waits for every
@@ -298,7 +307,7 @@ class Rendezvous {
   // Starts call k of thread me as its m-th call led by arrival: publishes d (readable by every
   // thread until the call is complete) and its fingerprint, without waiting for anybody.
   // Returns the call's parity.
-  int begin_arrival_call(int me, CallDescriptor d);
+  int begin_arrival_call(int me, CallDescriptor&& d);
   // The caller is done with the current call led by arrival (its buffers and deposit may be
   // read until the call is complete, which is when every thread has left it).
   void leave_arrival_call() noexcept {

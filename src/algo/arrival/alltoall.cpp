@@ -221,7 +221,7 @@ class AlltoallFragments {
   bool receives_done_ = false;
 };
 
-void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
+void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor&& d) {
   const std::size_t block = d.count * d.call.type.size;
   // In place across processes: other threads (and MPI) read this thread's blocks while its
   // buffer fills, so they read a private copy. The copy is safe until this thread leaves, and it

@@ -60,7 +60,7 @@ class BlockReduction {
 // Next to hierarchical: every thread moves its own blocks, T times the bytes between processes
 // and R - T messages per thread instead of P - 1 per process, but no staging copy and no
 // rendezvous before the network; the plan takes it only when asked.
-void reduce_by_blocks(TeamImpl& team, int me, CallDescriptor d) {
+void reduce_by_blocks(TeamImpl& team, int me, CallDescriptor&& d) {
   // In place, a reduce_scatter_block's result lands in the buffer's first block, which another
   // thread may still be reading: the others read a private copy (alive until this thread leaves,
   // which is after every reader). An allreduce writes only its own block before the others are

@@ -6,7 +6,7 @@
 
 namespace tlc::detail {
 
-void run_led_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
+void run_led_by_arrival(TeamImpl& team, int me, CallDescriptor&& d) {
   if (team.telemetry().enabled()) team.telemetry().mark_by_arrival(me);
   switch (d.call.collective) {
     case Collective::bcast:

@@ -61,7 +61,7 @@ void or_fail(TeamImpl& team, Step&& step) {
 // to be done with its buffer counts departures, and a thread that throws must count too.
 class Participation {
  public:
-  Participation(TeamImpl& team, int me, CallDescriptor d) : team_(team) {
+  Participation(TeamImpl& team, int me, CallDescriptor&& d) : team_(team) {
     const std::string invalid = d.invalid;
     const Collective collective = d.call.collective;
     const bool compared = team.checks_call(d.count * d.call.type.size);
@@ -142,10 +142,10 @@ void wait_for(TeamImpl& team, Ready&& ready, const char* what,
 }
 
 // The entry of each family (src/algo/arrival/<family>.cpp).
-void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d);    // reduce.cpp
-void spread_by_arrival(TeamImpl& team, int me, CallDescriptor d);    // spread.cpp
-void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor d);  // alltoall.cpp
-void reduce_by_blocks(TeamImpl& team, int me, CallDescriptor d);     // by_blocks.cpp
-void scan_by_arrival(TeamImpl& team, int me, CallDescriptor d);      // scan.cpp
+void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor&& d);    // reduce.cpp
+void spread_by_arrival(TeamImpl& team, int me, CallDescriptor&& d);    // spread.cpp
+void alltoall_by_arrival(TeamImpl& team, int me, CallDescriptor&& d);  // alltoall.cpp
+void reduce_by_blocks(TeamImpl& team, int me, CallDescriptor&& d);     // by_blocks.cpp
+void scan_by_arrival(TeamImpl& team, int me, CallDescriptor&& d);      // scan.cpp
 
 }  // namespace tlc::detail

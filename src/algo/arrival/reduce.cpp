@@ -23,7 +23,7 @@
 
 namespace tlc::detail {
 
-void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
+void reduce_by_arrival(TeamImpl& team, int me, CallDescriptor&& d) {
   const Call c = d.call;
   const std::size_t e = c.type.size, n = d.count, bytes = n * e;
   const auto* own = static_cast<const std::byte*>(d.contribution);

@@ -26,7 +26,7 @@ namespace tlc::detail {
 // with balanced arrivals.
 constexpr int scan_total_tag = 32767;  // above every alltoall tag (at most 181 x 181 - 1)
 
-void scan_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
+void scan_by_arrival(TeamImpl& team, int me, CallDescriptor&& d) {
   const Call c = d.call;
   const bool exclusive = c.collective == Collective::exscan;
   const std::size_t e = c.type.size, n = d.count, bytes = n * e;

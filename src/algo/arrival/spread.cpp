@@ -65,7 +65,7 @@ class Spread {
 // bcast: the data is the root's buffer, and every thread takes all of it; scatter: the data is
 // the root's send buffer, and every thread takes its rank's block into its receive buffer (the
 // root too, unless in place).
-void spread_by_arrival(TeamImpl& team, int me, CallDescriptor d) {
+void spread_by_arrival(TeamImpl& team, int me, CallDescriptor&& d) {
   const Call c = d.call;
   const bool scatter = c.collective == Collective::scatter;
   const std::size_t count = d.count;
