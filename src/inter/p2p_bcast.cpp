@@ -28,7 +28,7 @@ constexpr std::size_t max_children = std::numeric_limits<int>::digits;
 // (below the smallest power of two >= P at the root) with v + m < P, largest subtree first.
 // The buffer is cut into S = ceil(n / segment) segments; each process receives segment s from
 // its parent and sends it on to all its children while segments s+1 .. s+window are already
-// being received.
+// being received. Between two processes nobody forwards: one message whatever its size.
 // Cost: unsegmented (S = 1) ceil(lg P) (alpha + n beta). Segmented, in the single-port model
 // the root still sends every segment to ceil(lg P) children, so T ~ ceil(lg P) (S alpha +
 // n beta) + O(lg^2 P) (alpha + n beta / S): segmenting does not cut the bandwidth term, it
@@ -40,7 +40,9 @@ void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int ro
   const int size = lane.size(), rank = lane.rank();
   util::expect_root(root, lane, "bcast");
   if (size == 1 || bytes == 0) return;
-  const std::size_t segment = segment_bytes == 0 || segment_bytes >= bytes ? bytes : segment_bytes;
+  // Two processes: nobody forwards, so segments would only add a handshake each.
+  const std::size_t segment =
+      size == 2 || segment_bytes == 0 || segment_bytes >= bytes ? bytes : segment_bytes;
   // No division on the one-message path (a small call's whole cost is a few hundred cycles).
   const std::size_t segments = segment == bytes ? 1 : (bytes + segment - 1) / segment;
   auto segment_size = [&](std::size_t s) { return std::min(segment, bytes - s * segment); };
