@@ -41,12 +41,8 @@ void alltoall_across(TeamImpl& team, int me, const CallView& view, const Plan& p
         copy_bytes(aside.data(), out, N * n * e);
         send = aside.data();
       }
-      thread_local std::vector<std::size_t> bytes, displs;
-      bytes.assign(N, n * e);
-      displs.resize(N);
-      for (std::size_t r = 0; r < N; ++r) displs[r] = r * n * e;
-      (plan.algorithm == Algorithm::pairwise ? p2p::pairwise_alltoallv : p2p::isend_alltoallv)(
-          team.comm(), send, bytes, displs, out, bytes, displs);
+      (plan.algorithm == Algorithm::pairwise ? p2p::pairwise_alltoall : p2p::isend_alltoall)(
+          team.comm(), send, out, n * e);
       return;
     }
     if (plan.one_thread_everywhere) {

@@ -66,11 +66,7 @@ void gather_across(TeamImpl& team, int me, const CallView& view, const Plan& pla
         if (!c.in_place) copy_bytes(out + my_rank * n * e, mine, n * e);
         p2p::bruck_allgather(team.comm(), out, n * e);
       } else {
-        thread_local std::vector<std::size_t> bytes, displs;
-        bytes.assign(N, n * e);
-        displs.resize(N);
-        for (std::size_t r = 0; r < N; ++r) displs[r] = r * n * e;
-        p2p::ring_allgatherv(team.comm(), out, bytes, displs, c.in_place ? nullptr : mine);
+        p2p::ring_allgather(team.comm(), out, n * e, c.in_place ? nullptr : mine);
       }
       return;
     }

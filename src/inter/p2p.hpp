@@ -44,6 +44,10 @@ namespace tlc::detail::p2p {
 // (docs/model.md, "Inputs the partner has just read").
 void ring_allgatherv(ProcessComm& lane, std::byte* buf, std::span<const std::size_t> bytes,
                      std::span<const std::size_t> displs, const std::byte* own_block = nullptr);
+// The same with equal blocks, block p at buf + p * block_bytes (no per-process arrays to fill:
+// the direct allgather's call of small blocks).
+void ring_allgather(ProcessComm& lane, std::byte* buf, std::size_t block_bytes,
+                    const std::byte* own_block = nullptr);
 
 // In place: block p (block_bytes bytes at buf + p * block_bytes) ends up on every process.
 // Bruck, [Thakur] sec. 4.1.2: ceil(lg P) alpha + (P-1)/P n beta plus a local rotation.
@@ -90,12 +94,20 @@ void pairwise_alltoallv(ProcessComm& lane, const std::byte* send,
                         std::span<const std::size_t> recv_bytes,
                         std::span<const std::size_t> recv_displs);
 
+// The same with equal blocks, block p at p * block_bytes on both sides (no per-process arrays:
+// the direct alltoall's call of small blocks).
+void pairwise_alltoall(ProcessComm& lane, const std::byte* send, std::byte* recv,
+                       std::size_t block_bytes);
+
 // All receives and sends posted at once, [Thakur] sec. 4.3 (MPICH's medium-size alltoall).
 void isend_alltoallv(ProcessComm& lane, const std::byte* send,
                      std::span<const std::size_t> send_bytes,
                      std::span<const std::size_t> send_displs, std::byte* recv,
                      std::span<const std::size_t> recv_bytes,
                      std::span<const std::size_t> recv_displs);
+// The same with equal blocks.
+void isend_alltoall(ProcessComm& lane, const std::byte* send, std::byte* recv,
+                    std::size_t block_bytes);
 
 // ---- fragments: messages gathered from several buffers (p2p_alltoall.cpp) ----
 // The alltoall led by arrival (algo/arrival/alltoall.cpp) sends the blocks of several threads for

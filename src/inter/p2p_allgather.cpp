@@ -13,34 +13,53 @@ namespace tlc::detail::p2p {
 // Cost: (P-1) alpha + (P-1)/P n beta. Only nearest-neighbour traffic, which is why it beats the
 // logarithmic algorithms for long messages ([Thakur] sec. 4.1.3); in multi-sender use each lane
 // runs its own ring on its part of the buffer ([Parsons] ch. 2.3.2).
-void ring_allgatherv(ProcessComm& lane, std::byte* buf, std::span<const std::size_t> bytes,
-                     std::span<const std::size_t> displs, const std::byte* own_block) {
-  util::expect_per_process(bytes, lane, "allgatherv sizes");
-  util::expect_per_process(displs, lane, "allgatherv displacements");
+namespace {
+
+// The ring on blocks of bytes_of(p) bytes at buf + displ_of(p).
+template <class BytesOf, class DisplOf>
+void ring(ProcessComm& lane, std::byte* buf, BytesOf bytes_of, DisplOf displ_of,
+          const std::byte* own_block) {
   const int size = lane.size(), rank = lane.rank();
-  const auto me = static_cast<std::size_t>(rank);
   // Step 0 sends the own block; no later step reads it, so its copy into buf can wait until
   // that message is on its way.
   auto place_own_block = [&] {
-    if (own_block && own_block != buf + displs[me] && bytes[me] != 0)
-      std::memcpy(buf + displs[me], own_block, bytes[me]);
+    if (own_block && own_block != buf + displ_of(rank) && bytes_of(rank) != 0)
+      std::memcpy(buf + displ_of(rank), own_block, bytes_of(rank));
   };
   if (size == 1) {
     place_own_block();
     return;
   }
-  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  const int right = util::wrap(rank + 1, size), left = util::wrap(rank - 1, size);
   for (int step = 0; step + 1 < size; ++step) {
-    const auto send_block = static_cast<std::size_t>((rank - step + size) % size);
-    const auto recv_block = static_cast<std::size_t>((rank - step - 1 + 2 * size) % size);
-    const std::byte* send = step == 0 && own_block ? own_block : buf + displs[send_block];
+    const int send_block = util::wrap(rank - step, size);
+    const int recv_block = util::wrap(rank - step - 1, size);
+    const std::byte* send = step == 0 && own_block ? own_block : buf + displ_of(send_block);
     std::array<MPI_Request, 2> requests;
-    util::irecv(lane, buf + displs[recv_block], bytes[recv_block], left, util::tag_ring_allgather,
-                requests[0]);
-    util::isend(lane, send, bytes[send_block], right, util::tag_ring_allgather, requests[1]);
+    util::irecv(lane, buf + displ_of(recv_block), bytes_of(recv_block), left,
+                util::tag_ring_allgather, requests[0]);
+    util::isend(lane, send, bytes_of(send_block), right, util::tag_ring_allgather, requests[1]);
     if (step == 0) place_own_block();
     lane.wait_all(requests, "ring allgatherv");
   }
+}
+
+}  // namespace
+
+void ring_allgatherv(ProcessComm& lane, std::byte* buf, std::span<const std::size_t> bytes,
+                     std::span<const std::size_t> displs, const std::byte* own_block) {
+  util::expect_per_process(bytes, lane, "allgatherv sizes");
+  util::expect_per_process(displs, lane, "allgatherv displacements");
+  ring(
+      lane, buf, [&](int p) { return bytes[static_cast<std::size_t>(p)]; },
+      [&](int p) { return displs[static_cast<std::size_t>(p)]; }, own_block);
+}
+
+void ring_allgather(ProcessComm& lane, std::byte* buf, std::size_t block_bytes,
+                    const std::byte* own_block) {
+  ring(
+      lane, buf, [&](int) { return block_bytes; },
+      [&](int p) { return static_cast<std::size_t>(p) * block_bytes; }, own_block);
 }
 
 // Bruck allgather ([Thakur] sec. 4.1.2, "concatenation").

@@ -11,31 +11,80 @@ namespace tlc::detail::p2p {
 
 namespace {
 
-struct Layout {
-  const std::byte* send;
-  std::span<const std::size_t> send_bytes, send_displs;
-  std::byte* recv;
-  std::span<const std::size_t> recv_bytes, recv_displs;
+// Where the blocks are: per process, bytes and displacements on both sides, read through
+// functions so that equal blocks need no arrays.
+struct VariableBlocks {
+  std::span<const std::size_t> send_bytes, send_displs, recv_bytes, recv_displs;
+  std::size_t sent(int p) const { return send_bytes[static_cast<std::size_t>(p)]; }
+  std::size_t send_at(int p) const { return send_displs[static_cast<std::size_t>(p)]; }
+  std::size_t received(int p) const { return recv_bytes[static_cast<std::size_t>(p)]; }
+  std::size_t recv_at(int p) const { return recv_displs[static_cast<std::size_t>(p)]; }
+};
+struct EqualBlocks {
+  std::size_t block;
+  std::size_t sent(int) const { return block; }
+  std::size_t send_at(int p) const { return static_cast<std::size_t>(p) * block; }
+  std::size_t received(int) const { return block; }
+  std::size_t recv_at(int p) const { return static_cast<std::size_t>(p) * block; }
 };
 
-Layout checked_layout(const ProcessComm& lane, const std::byte* send,
-                      std::span<const std::size_t> send_bytes,
-                      std::span<const std::size_t> send_displs, std::byte* recv,
-                      std::span<const std::size_t> recv_bytes,
-                      std::span<const std::size_t> recv_displs) {
+VariableBlocks checked_layout(const ProcessComm& lane, std::span<const std::size_t> send_bytes,
+                              std::span<const std::size_t> send_displs,
+                              std::span<const std::size_t> recv_bytes,
+                              std::span<const std::size_t> recv_displs) {
   util::expect_per_process(send_bytes, lane, "alltoallv send sizes");
   util::expect_per_process(send_displs, lane, "alltoallv send displacements");
   util::expect_per_process(recv_bytes, lane, "alltoallv receive sizes");
   util::expect_per_process(recv_displs, lane, "alltoallv receive displacements");
-  return {send, send_bytes, send_displs, recv, recv_bytes, recv_displs};
+  return {send_bytes, send_displs, recv_bytes, recv_displs};
 }
 
 // The own block never crosses the network.
-void copy_own_block(const ProcessComm& lane, const Layout& l) {
-  const auto r = static_cast<std::size_t>(lane.rank());
-  const std::byte* from = l.send + l.send_displs[r];
-  std::byte* to = l.recv + l.recv_displs[r];
-  if (l.send_bytes[r] != 0 && from != to) std::memcpy(to, from, l.send_bytes[r]);
+template <class Blocks>
+void copy_own_block(const ProcessComm& lane, const std::byte* send, std::byte* recv,
+                    const Blocks& b) {
+  const int r = lane.rank();
+  const std::byte* from = send + b.send_at(r);
+  std::byte* to = recv + b.recv_at(r);
+  if (b.sent(r) != 0 && from != to) std::memcpy(to, from, b.sent(r));
+}
+
+template <class Blocks>
+void pairwise(ProcessComm& lane, const std::byte* send, std::byte* recv, const Blocks& b) {
+  copy_own_block(lane, send, recv, b);
+  const int size = lane.size(), rank = lane.rank();
+  const bool power_of_two = (size & (size - 1)) == 0;
+  for (int k = 1; k < size; ++k) {
+    const int to = power_of_two ? rank ^ k : util::wrap(rank + k, size);
+    const int from = power_of_two ? rank ^ k : util::wrap(rank - k, size);
+    std::array<MPI_Request, 2> requests;
+    util::irecv(lane, recv + b.recv_at(from), b.received(from), from, util::tag_pairwise_alltoall,
+                requests[0]);
+    util::isend(lane, send + b.send_at(to), b.sent(to), to, util::tag_pairwise_alltoall,
+                requests[1]);
+    lane.wait_all(requests, "pairwise alltoallv");
+  }
+}
+
+template <class Blocks>
+void isend_irecv(ProcessComm& lane, const std::byte* send, std::byte* recv, const Blocks& b) {
+  copy_own_block(lane, send, recv, b);
+  const int size = lane.size(), rank = lane.rank();
+  if (size == 1) return;
+  const auto peers = static_cast<std::size_t>(size - 1);
+  thread_local std::vector<MPI_Request> requests;  // a small call allocates nothing
+  requests.assign(2 * peers, MPI_REQUEST_NULL);
+  for (int i = 1; i < size; ++i) {
+    const int from = util::wrap(rank + i, size);
+    util::irecv(lane, recv + b.recv_at(from), b.received(from), from, util::tag_isend_alltoall,
+                requests[static_cast<std::size_t>(i - 1)]);
+  }
+  for (int i = 1; i < size; ++i) {
+    const int to = util::wrap(rank - i, size);
+    util::isend(lane, send + b.send_at(to), b.sent(to), to, util::tag_isend_alltoall,
+                requests[peers + static_cast<std::size_t>(i - 1)]);
+  }
+  lane.wait_all(requests, "isend alltoallv");
 }
 
 }  // namespace
@@ -52,22 +101,13 @@ void pairwise_alltoallv(ProcessComm& lane, const std::byte* send,
                         std::span<const std::size_t> send_displs, std::byte* recv,
                         std::span<const std::size_t> recv_bytes,
                         std::span<const std::size_t> recv_displs) {
-  const Layout l =
-      checked_layout(lane, send, send_bytes, send_displs, recv, recv_bytes, recv_displs);
-  copy_own_block(lane, l);
-  const int size = lane.size(), rank = lane.rank();
-  const bool power_of_two = (size & (size - 1)) == 0;
-  for (int k = 1; k < size; ++k) {
-    const int to = power_of_two ? rank ^ k : (rank + k) % size;
-    const int from = power_of_two ? rank ^ k : (rank - k + size) % size;
-    const auto t = static_cast<std::size_t>(to), f = static_cast<std::size_t>(from);
-    std::array<MPI_Request, 2> requests;
-    util::irecv(lane, l.recv + l.recv_displs[f], l.recv_bytes[f], from, util::tag_pairwise_alltoall,
-                requests[0]);
-    util::isend(lane, l.send + l.send_displs[t], l.send_bytes[t], to, util::tag_pairwise_alltoall,
-                requests[1]);
-    lane.wait_all(requests, "pairwise alltoallv");
-  }
+  pairwise(lane, send, recv,
+           checked_layout(lane, send_bytes, send_displs, recv_bytes, recv_displs));
+}
+
+void pairwise_alltoall(ProcessComm& lane, const std::byte* send, std::byte* recv,
+                       std::size_t block_bytes) {
+  pairwise(lane, send, recv, EqualBlocks{block_bytes});
 }
 
 // Isend-irecv alltoallv ([Thakur] sec. 4.3, MPICH's medium-size alltoall).
@@ -82,24 +122,13 @@ void isend_alltoallv(ProcessComm& lane, const std::byte* send,
                      std::span<const std::size_t> send_displs, std::byte* recv,
                      std::span<const std::size_t> recv_bytes,
                      std::span<const std::size_t> recv_displs) {
-  const Layout l =
-      checked_layout(lane, send, send_bytes, send_displs, recv, recv_bytes, recv_displs);
-  copy_own_block(lane, l);
-  const int size = lane.size(), rank = lane.rank();
-  if (size == 1) return;
-  const auto peers = static_cast<std::size_t>(size - 1);
-  std::vector<MPI_Request> requests(2 * peers, MPI_REQUEST_NULL);
-  for (int i = 1; i < size; ++i) {
-    const auto from = static_cast<std::size_t>((rank + i) % size);
-    util::irecv(lane, l.recv + l.recv_displs[from], l.recv_bytes[from], static_cast<int>(from),
-                util::tag_isend_alltoall, requests[static_cast<std::size_t>(i - 1)]);
-  }
-  for (int i = 1; i < size; ++i) {
-    const auto to = static_cast<std::size_t>((rank - i + size) % size);
-    util::isend(lane, l.send + l.send_displs[to], l.send_bytes[to], static_cast<int>(to),
-                util::tag_isend_alltoall, requests[peers + static_cast<std::size_t>(i - 1)]);
-  }
-  lane.wait_all(requests, "isend alltoallv");
+  isend_irecv(lane, send, recv,
+              checked_layout(lane, send_bytes, send_displs, recv_bytes, recv_displs));
+}
+
+void isend_alltoall(ProcessComm& lane, const std::byte* send, std::byte* recv,
+                    std::size_t block_bytes) {
+  isend_irecv(lane, send, recv, EqualBlocks{block_bytes});
 }
 
 GatheredBlocks::GatheredBlocks(ProcessComm& lane, std::span<const std::byte* const> sources,

@@ -170,6 +170,23 @@ TEST(P2pAllgather, RingAllgathervOwnBlockApart) {
   }
 }
 
+// Equal blocks (p2p::ring_allgather), in place and with this process's block apart.
+TEST(P2pAllgather, RingAllgatherEqualBlocks) {
+  const int P = world_size(), me = world_rank();
+  const auto p = static_cast<std::size_t>(P), m = static_cast<std::size_t>(me);
+  for (int apart = 0; apart < 2; ++apart)
+    for (std::size_t block : sizes()) {
+      std::vector<std::byte> buf(p * block + 8, sentinel), own(block + 1, sentinel);
+      std::byte* mine = apart ? own.data() : buf.data() + m * block;
+      for (std::size_t i = 0; i < block; ++i) mine[i] = pattern(me, i, 7);
+      p2p::ring_allgather(lane(), buf.data(), block, apart ? own.data() : nullptr);
+      for (std::size_t q = 0; q < p; ++q)
+        EXPECT_TRUE(matches_pattern(buf.data() + q * block, block, static_cast<int>(q), 7))
+            << "block " << block << (apart ? ", own block apart" : ", in place") << ", from " << q;
+      EXPECT_TRUE(untouched(buf.data() + p * block, 8, "past the end"));
+    }
+}
+
 TEST(P2pAllgather, BruckAllgather) {
   const int P = world_size(), me = world_rank();
   const auto p = static_cast<std::size_t>(P), m = static_cast<std::size_t>(me);
@@ -342,6 +359,33 @@ void run_alltoallv(AlltoallFn fn, const char* name) {
 TEST(P2pAlltoall, PairwiseAlltoallv) { run_alltoallv(&p2p::pairwise_alltoallv, "pairwise"); }
 
 TEST(P2pAlltoall, IsendAlltoallv) { run_alltoallv(&p2p::isend_alltoallv, "isend"); }
+
+// The equal-block forms (block p at p * block on both sides).
+void run_alltoall(void (*fn)(ProcessComm&, const std::byte*, std::byte*, std::size_t),
+                  const char* name) {
+  const int P = world_size(), me = world_rank();
+  const auto p = static_cast<std::size_t>(P), m = static_cast<std::size_t>(me);
+  for (std::size_t size : sizes()) {
+    const std::size_t block = size > 4099 ? size / p : size;
+    std::vector<std::byte> send(p * block, sentinel), recv(p * block + 8, sentinel);
+    for (std::size_t j = 0; j < p; ++j)
+      for (std::size_t i = 0; i < block; ++i) send[j * block + i] = pattern(me, i, j);
+    const std::vector<std::byte> send_copy = send;
+    fn(lane(), send.data(), recv.data(), block);
+    const std::string what = std::string(name) + " block " + std::to_string(block);
+    for (std::size_t i = 0; i < p; ++i)
+      EXPECT_TRUE(matches_pattern(recv.data() + i * block, block, static_cast<int>(i), m))
+          << what << ", from " << i;
+    EXPECT_TRUE(untouched(recv.data() + p * block, 8, "past the end")) << what;
+    EXPECT_TRUE(send == send_copy) << what << ": send buffer changed";
+  }
+}
+
+TEST(P2pAlltoall, PairwiseAlltoallEqualBlocks) {
+  run_alltoall(&p2p::pairwise_alltoall, "pairwise");
+}
+
+TEST(P2pAlltoall, IsendAlltoallEqualBlocks) { run_alltoall(&p2p::isend_alltoall, "isend"); }
 
 // ---- reductions ----
 
