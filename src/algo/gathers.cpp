@@ -73,6 +73,10 @@ void gather_across(TeamImpl& team, int me, const CallView& view, const Plan& pla
     // The caller's output is the rank-packed region of one lane: a group per process.
     copy_bytes(out + my_rank * n * e, mine, view[me].contribution_bytes);
     if (!all && plan.algorithm == Algorithm::linear) {
+      if (plan.one_thread_everywhere && !v) {  // a rank per process: equal blocks
+        p2p::linear_gather(team.comm(), nullptr, out, n * e, root_process);
+        return;
+      }
       thread_local std::vector<std::size_t> sizes, offsets;
       process_groups(team, n * e, sizes, offsets);
       p2p::linear_gatherv(team.comm(), nullptr, 0, out, sizes, offsets, root_process);

@@ -46,7 +46,9 @@ void scatter_across(TeamImpl& team, int me, const CallView& view, const Plan& pl
     }
     // The root's send buffer is the rank-packed region of one lane: a group per process.
     const auto* source = static_cast<const std::byte*>(view[me].contribution);
-    if (plan.algorithm == Algorithm::linear) {
+    if (plan.algorithm == Algorithm::linear && plan.one_thread_everywhere && !v) {
+      p2p::linear_scatter(team.comm(), source, nullptr, n * e, root_process);  // equal blocks
+    } else if (plan.algorithm == Algorithm::linear) {
       thread_local std::vector<std::size_t> sizes, offsets;
       process_groups(team, n * e, sizes, offsets);
       p2p::linear_scatterv(team.comm(), source, sizes, offsets, nullptr, 0, root_process);

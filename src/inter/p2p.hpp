@@ -81,6 +81,13 @@ void linear_gatherv(ProcessComm& lane, const std::byte* send, std::size_t send_b
 void linear_scatterv(ProcessComm& lane, const std::byte* send, std::span<const std::size_t> bytes,
                      std::span<const std::size_t> displs, std::byte* recv, std::size_t recv_bytes,
                      int root);
+// Both with equal blocks of block_bytes, block p at p * block_bytes of the root's buffer (no
+// per-process arrays: the direct gather's and scatter's call of small blocks); elsewhere
+// block_bytes bytes of send, or into recv.
+void linear_gather(ProcessComm& lane, const std::byte* send, std::byte* recv,
+                   std::size_t block_bytes, int root);
+void linear_scatter(ProcessComm& lane, const std::byte* send, std::byte* recv,
+                    std::size_t block_bytes, int root);
 
 // ---- alltoall (p2p_alltoall.cpp) ----
 // send_bytes[j] bytes from send + send_displs[j] go to process j, which receives them at

@@ -709,6 +709,44 @@ TEST(P2pScatter, LinearEveryRoot) {
       }
 }
 
+// The equal-block forms, linear_gather and linear_scatter, at every root.
+TEST(P2pGather, LinearEqualBlocksEveryRoot) {
+  const int P = world_size(), me = world_rank();
+  const auto p = static_cast<std::size_t>(P), m = static_cast<std::size_t>(me);
+  for (std::size_t block : sizes())
+    for (int root = 0; root < P; ++root) {
+      const auto salt = static_cast<std::size_t>(root) + 9;
+      const std::string what = "block " + std::to_string(block) + " root " + std::to_string(root);
+      // gather: the root's own block is in place
+      std::vector<std::byte> send(block), buf(p * block + 8, sentinel);
+      for (std::size_t i = 0; i < block; ++i) send[i] = pattern(me, i, salt);
+      if (me == root) std::copy(send.begin(), send.end(), buf.begin() + m * block);
+      p2p::linear_gather(lane(), send.data(), buf.data(), block, root);
+      for (std::size_t q = 0; q < p && me == root; ++q)
+        EXPECT_TRUE(matches_pattern(buf.data() + q * block, block, static_cast<int>(q), salt))
+            << "gather " << what << ", from " << q;
+      if (me != root) {
+        EXPECT_TRUE(untouched(buf.data(), p * block, what.c_str()));
+      }
+      EXPECT_TRUE(untouched(buf.data() + p * block, 8, "past the end"));
+      // scatter: the root's own block stays in its send buffer
+      std::vector<std::byte> all(p * block, sentinel), recv(block + 8, sentinel);
+      if (me == root)
+        for (std::size_t q = 0; q < p; ++q)
+          for (std::size_t i = 0; i < block; ++i)
+            all[q * block + i] = pattern(static_cast<int>(q), i, salt);
+      const std::vector<std::byte> sent = all;
+      p2p::linear_scatter(lane(), all.data(), recv.data(), block, root);
+      if (me != root) {
+        EXPECT_TRUE(matches_pattern(recv.data(), block, me, salt)) << "scatter " << what;
+      } else {
+        EXPECT_TRUE(untouched(recv.data(), block, what.c_str()));
+      }
+      EXPECT_TRUE(untouched(recv.data() + block, 8, "past the end"));
+      EXPECT_TRUE(all == sent) << "scatter " << what << ": the send buffer was written";
+    }
+}
+
 TEST(P2pGather, LinearRejectsBadRoot) {
   std::byte b{};
   const std::vector<std::size_t> none(static_cast<std::size_t>(world_size()), 0);
