@@ -39,7 +39,13 @@ void LeaderSwitch::prepare(int threads, ProcessComm* comm, bool report) {
   for (int t = 0; t < threads; ++t)
     threads_state_[static_cast<std::size_t>(t)].sums = std::make_unique<Sums[]>(class_count * 2);
   phases_ = std::make_unique<Phase[]>(class_count);
-  for (int c = 0; c < class_count; ++c) phases_[c].length = first_look;
+  // A class's first call may grow buffers and touch fresh memory, as a trial's first call may:
+  // measured, it made the static plan look slow enough that balanced calls switched (and ran
+  // led by arrival, slower, for a whole phase). The first look measures after it.
+  for (int c = 0; c < class_count; ++c) {
+    phases_[c].length = warm_up + first_look;
+    phases_[c].measure_from = warm_up;
+  }
 }
 
 int LeaderSwitch::class_of(Collective c, std::size_t bytes) noexcept {
@@ -92,7 +98,13 @@ void LeaderSwitch::after_call(int cls, std::uint64_t call, bool by_arrival) {
   }
   if (by_arrival != by_arrival_phase(p)) return;
   ++p.calls;
-  if (p.calls == p.measure_from) read_sums(cls, p);
+  if (p.calls == p.measure_from) {
+    read_sums(cls, p);
+    if (p.last_decision == 0) {  // the first look: the warm-up call's wait does not count either
+      p.wait_ns = 0;
+      p.waited_calls = 0;
+    }
+  }
   if (p.calls < p.length || call < p.last_decision + decision_distance) return;
   decide(cls, call, p);
 }
