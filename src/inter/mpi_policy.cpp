@@ -87,6 +87,14 @@ double mpi_default_eager_bytes() noexcept {
 #endif
 }
 
+bool mpi_splits_short_rendezvous_messages() noexcept {
+#ifdef OMPI_MAJOR_VERSION
+  return false;
+#else
+  return true;
+#endif
+}
+
 bool mpi_takes_arrived_messages_faster() noexcept {
 #ifdef OMPI_MAJOR_VERSION
   return false;

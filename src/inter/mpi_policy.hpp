@@ -55,6 +55,12 @@ double mpi_default_eager_bytes() noexcept;
 // watch on").
 bool mpi_takes_arrived_messages_faster() noexcept;
 
+// Whether a message past the eager limit and up to twice it travels faster between two
+// processes as two eager messages than as one by the rendezvous protocol (p2p::binomial_bcast):
+// so in MPICH's ch4; in Open MPI two eager ones are the slower (docs/reliability.md, "At
+// 09b2186", bench/probes/bcast_segments.cpp).
+bool mpi_splits_short_rendezvous_messages() noexcept;
+
 // Prints why on stderr and ends the whole job with MPI_Abort.
 [[noreturn]] void abort_job(const std::string& why);
 

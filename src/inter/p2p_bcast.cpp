@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "inter/mpi_policy.hpp"
 #include "inter/p2p.hpp"
 
 namespace tlc::detail::p2p {
@@ -28,7 +29,9 @@ constexpr std::size_t max_children = std::numeric_limits<int>::digits;
 // (below the smallest power of two >= P at the root) with v + m < P, largest subtree first.
 // The buffer is cut into S = ceil(n / segment) segments; each process receives segment s from
 // its parent and sends it on to all its children while segments s+1 .. s+window are already
-// being received. Between two processes nobody forwards: one message whatever its size.
+// being received. Between two processes nobody forwards: one message whatever its size, but for
+// a message between MPI's eager limit and twice that, sent as two eager ones where the MPI
+// library makes that faster (mpi_splits_short_rendezvous_messages).
 // Cost: unsegmented (S = 1) ceil(lg P) (alpha + n beta). Segmented, in the single-port model
 // the root still sends every segment to ceil(lg P) children, so T ~ ceil(lg P) (S alpha +
 // n beta) + O(lg^2 P) (alpha + n beta / S): segmenting does not cut the bandwidth term, it
@@ -40,9 +43,16 @@ void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int ro
   const int size = lane.size(), rank = lane.rank();
   util::expect_root(root, lane, "bcast");
   if (size == 1 || bytes == 0) return;
-  // Two processes: nobody forwards, so segments would only add a handshake each.
-  const std::size_t segment =
-      size == 2 || segment_bytes == 0 || segment_bytes >= bytes ? bytes : segment_bytes;
+  // Two processes: nobody forwards, so segments of the rendezvous protocol would only add a
+  // handshake each; but under MPICH a message up to twice the eager limit goes faster as two
+  // eager ones (no handshake at all) than as one past the limit.
+  static const std::size_t eager = mpi_splits_short_rendezvous_messages()
+                                       ? static_cast<std::size_t>(mpi_default_eager_bytes())
+                                       : 0;
+  const std::size_t segment = size == 2 && eager && bytes > eager && bytes <= 2 * eager ? eager
+                              : size == 2 || segment_bytes == 0 || segment_bytes >= bytes
+                                  ? bytes
+                                  : segment_bytes;
   // No division on the one-message path (a small call's whole cost is a few hundred cycles).
   const std::size_t segments = segment == bytes ? 1 : (bytes + segment - 1) / segment;
   auto segment_size = [&](std::size_t s) { return std::min(segment, bytes - s * segment); };

@@ -22,6 +22,7 @@
 #include <tlc/ops.hpp>
 #include <tlc/thread.hpp>
 
+#include "inter/mpi_policy.hpp"
 #include "inter/p2p.hpp"
 #include "inter/process_comm.hpp"
 #include "intra/sliced_reduce.hpp"
@@ -244,6 +245,27 @@ TEST(P2pBcast, BinomialEveryRootAndSegment) {
       }
     }
   }
+}
+
+// Between two processes a message past MPI's eager limit and up to twice it goes as two eager
+// ones (p2p_bcast.cpp); sizes around both bounds, every root, with the segment the algorithms
+// pass and with none.
+TEST(P2pBcast, BinomialAroundTheEagerLimit) {
+  const int P = world_size(), me = world_rank();
+  const auto eager = static_cast<std::size_t>(tlc::detail::mpi_default_eager_bytes());
+  for (const std::size_t bytes :
+       {eager - 1, eager, eager + 1, 2 * eager - 1, 2 * eager, 2 * eager + 1})
+    for (const std::size_t segment : {std::size_t{0}, std::size_t{256} * 1024})
+      for (int root = 0; root < P; ++root) {
+        const auto salt = bytes % 11 + static_cast<std::size_t>(root);
+        std::vector<std::byte> buf(bytes + 8, sentinel);
+        if (me == root)
+          for (std::size_t i = 0; i < bytes; ++i) buf[i] = pattern(root, i, salt);
+        p2p::binomial_bcast(lane(), buf.data(), bytes, root, segment);
+        EXPECT_TRUE(matches_pattern(buf.data(), bytes, root, salt))
+            << bytes << " bytes from root " << root << ", segment " << segment;
+        EXPECT_TRUE(untouched(buf.data() + bytes, 8, "past the end"));
+      }
 }
 
 // p2p::receive takes a message that has already arrived by a probe and the blocking MPI_Mrecv
