@@ -7,14 +7,14 @@
 
 namespace tlc::detail::p2p {
 
+namespace {
+
 // Ring allgatherv ([Thakur] sec. 4.1, MPICH's long-message allgather).
 // Steps: in step s = 0 .. P-2, process r sends block (r - s) mod P to r + 1 and receives block
 // (r - s - 1) mod P from r - 1, i.e. it forwards what it received in the step before.
 // Cost: (P-1) alpha + (P-1)/P n beta. Only nearest-neighbour traffic, which is why it beats the
 // logarithmic algorithms for long messages ([Thakur] sec. 4.1.3); in multi-sender use each lane
 // runs its own ring on its part of the buffer ([Parsons] ch. 2.3.2).
-namespace {
-
 // The ring on blocks of bytes_of(p) bytes at buf + displ_of(p).
 template <class BytesOf, class DisplOf>
 void ring(ProcessComm& lane, std::byte* buf, BytesOf bytes_of, DisplOf displ_of,

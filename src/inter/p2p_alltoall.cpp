@@ -49,6 +49,7 @@ void copy_own_block(const ProcessComm& lane, const std::byte* send, std::byte* r
   if (b.sent(r) != 0 && from != to) std::memcpy(to, from, b.sent(r));
 }
 
+// The pairwise exchange and the isend-irecv alltoall (described at their public forms below).
 template <class Blocks>
 void pairwise(ProcessComm& lane, const std::byte* send, std::byte* recv, const Blocks& b) {
   copy_own_block(lane, send, recv, b);
