@@ -53,7 +53,7 @@ void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int ro
                               : size == 2 || segment_bytes == 0 || segment_bytes >= bytes
                                   ? bytes
                                   : segment_bytes;
-  // No division on the one-message path (a small call's whole cost is a few hundred cycles).
+  // No division on the one-message path: a small call pays for every instruction of it.
   const std::size_t segments = segment == bytes ? 1 : (bytes + segment - 1) / segment;
   auto segment_size = [&](std::size_t s) { return std::min(segment, bytes - s * segment); };
 

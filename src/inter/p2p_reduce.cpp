@@ -175,7 +175,7 @@ void binomial_reduce(ProcessComm& lane, const std::byte* send, std::byte* buf, s
     return;
   }
   const std::size_t element = call.type.size, bytes = count * element;
-  // No division on the one-message path (a small call's whole cost is a few hundred cycles).
+  // No division on the one-message path: a small call pays for every instruction of it.
   const bool whole = segment_bytes == 0 || segment_bytes >= bytes;
   const std::size_t per_segment =
       whole ? count : std::clamp<std::size_t>(segment_bytes / element, 1, count);
