@@ -172,6 +172,52 @@ TEST(Arrival, BcastRootReturnsAtOnce) {
   }
 }
 
+// The root of a bcast or scatter lets the other threads of its process copy from its own buffer
+// when they are all there: when it arrives last (it sends while they copy), and when they arrive
+// while it sends (the other processes come late, so a large send lasts). Either way it may not
+// return before they are done: it overwrites its buffer the moment it returns, and every rank
+// must still get what it sent.
+TEST(Arrival, RootSharesItsBufferOnlyUntilItReturns) {
+  constexpr int threads = 2;
+  const int root_rank = 0;                     // thread 0 of process 0
+  const std::size_t n = std::size_t{1} << 19;  // 4 MiB of doubles: MPI's rendezvous protocol
+  tlc::Team team(MPI_COMM_WORLD, dynamic_options(threads));
+  std::vector<Outcome> outcomes(threads);
+  team.run([&](tlc::Thread& me) {
+    Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+    const bool root = me.rank() == root_rank;
+    const auto R = static_cast<std::size_t>(me.size());
+    const std::size_t per = n / R;  // scatter: a block per rank
+    std::vector<double> buf(n), block(per);
+    for (int call = 0; call < 4; ++call) {
+      const bool root_last = call % 2 == 0;
+      // Root last: the others of its process come at once, the root 20 ms later. Otherwise the
+      // root comes at once, the others of its process 5 ms later, other processes 50 ms later.
+      const int delay_ms = root_last ? (root ? 20 : 0) : root ? 0 : me.process() == 0 ? 5 : 50;
+      for (std::size_t i = 0; i < n; ++i) buf[i] = root ? value_of(root_rank, call, i) : -7;
+      std::fill(block.begin(), block.end(), -7.0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      const bool scatter = call >= 2;
+      if (scatter)
+        me.scatter(std::span<const double>(buf.data(), root ? R * per : 0),
+                   std::span<double>(block), root_rank);
+      else
+        me.bcast(std::span<double>(buf), root_rank);
+      if (root) std::fill(buf.begin(), buf.end(), -1e300);
+      const std::string what =
+          std::string(scatter ? "scatter" : "bcast") + (root_last ? ", root last" : ", root first");
+      const std::size_t first = scatter ? per * static_cast<std::size_t>(me.rank()) : 0;
+      const std::span<const double> got =
+          scatter ? std::span<const double>(block) : std::span<const double>(buf);
+      for (std::size_t i = 0; i < got.size() && (scatter || !root); ++i)
+        if (got[i] != value_of(root_rank, call, first + i) && out.mismatches++ == 0)
+          out.first_mismatch = what + " [" + std::to_string(i) + "]";
+      me.barrier();
+    }
+  });
+  expect_clean(outcomes, "bcast and scatter, 4 MiB");
+}
+
 // An alltoall of blocks of per_block doubles (in place or not), checked element by element:
 // block j of rank r holds r * 1000 + j + shift + i / 1000. The first mismatch is named `what`.
 void checked_alltoall(tlc::Thread& me, std::size_t per_block, double shift, bool in_place,

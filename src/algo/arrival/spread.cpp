@@ -3,17 +3,19 @@
 //
 // bcast (root thread r in the root process):
 //   root:    copies its data into its deposit (n bytes), publishes it and returns; if it is the
-//            last of its process to arrive, the others copy from its buffer instead and it
-//            returns when they are done (one thread per process: MPI_Bcast on its buffer);
-//   network: MPI_Bcast, in the root process by the root if it arrives first there, from its own
-//            buffer before its copy (else by the first other thread to see the data: nobody
-//            waits for a late thread to send), elsewhere by the first thread to arrive, into its
-//            deposit;
+//            last of its process to arrive, or everybody there arrived while it sent, the others
+//            copy from its buffer instead and it returns when they are done (one thread per
+//            process: MPI_Bcast on its buffer);
+//   network: MPI_Bcast, in the root process by the root if it arrives first or last there, from
+//            its own buffer (first: before its copy; last: while the others copy from it), else by
+//            the first other thread to see the data (nobody waits for a late thread to send);
+//            elsewhere by the first thread to arrive, into its deposit;
 //   copy:    every other thread copies the data out as soon as it is there (n bytes each).
 // scatter: as bcast, with the root's send buffer as the data (T blocks reach a process without
 //   the root, by MPI_Scatterv), and each thread copying its own block out.
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <vector>
 
 #include "algo/arrival/participation.hpp"
@@ -96,18 +98,20 @@ void spread_by_arrival(TeamImpl& team, int me, CallDescriptor&& d) {
     if (scatter && !c.in_place) copy_bytes(output, spread.part_in_root_data(root_data, me), part);
   };
 
-  if (threads == 1) {  // nobody to share with: MPI on the caller's buffers
-    if (me == root) {
-      if (across) network(const_cast<std::byte*>(root_data));
-      root_takes_its_part();
-    } else if (across) {
-      network(output);
-    }
-  } else if (me == root && arrival.last) {
-    // Everybody else is waiting already: they copy (and send) straight from the root's data,
-    // and the root returns when they are done, as with a static leader.
+  // Everybody else here has arrived: they copy straight from the root's data, while the root
+  // sends it (if it `sends`: nobody has yet), and the root returns when they are done, as with a
+  // static leader. The MPI step only reads at the root, so they read the buffer together.
+  auto others_copy_from_root = [&](bool sends) {
     root_takes_its_part();
     publish(root_data);
+    std::exception_ptr failed;  // the others may be reading the buffer: wait for them first
+    if (sends) {
+      try {
+        network(const_cast<std::byte*>(root_data));
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    }
     wait_for(
         team,
         [&] {
@@ -116,15 +120,33 @@ void spread_by_arrival(TeamImpl& team, int me, CallDescriptor&& d) {
         },
         "the threads of a call led by arrival to copy from the root",
         Waiter::OnAbort::keep_waiting);
+    if (failed) std::rethrow_exception(failed);
+  };
+  auto everybody_arrived = [&] {
+    return a.tickets.load(std::memory_order_acquire) >= m * static_cast<std::uint64_t>(threads);
+  };
+
+  if (threads == 1) {  // nobody to share with: MPI on the caller's buffers
+    if (me == root) {
+      if (across) network(const_cast<std::byte*>(root_data));
+      root_takes_its_part();
+    } else if (across) {
+      network(output);
+    }
+  } else if (me == root && arrival.last) {
+    // The others wait for the data only: the root sends it itself while they copy.
+    others_copy_from_root(across && a.claimed.exchange(m, std::memory_order_acq_rel) < m);
   } else if (me == root) {
     // Copy aside, publish, return. If it is the first of its process to arrive, nobody is there
     // to send for it, so it sends itself rather than wait for a late thread, and it sends first,
-    // from its own buffer, so that the other processes do not wait for its copy (the threads
-    // here that arrive meanwhile wait for both).
+    // from its own buffer, so that the other processes do not wait for its copy. If everybody
+    // here has arrived by the time its send is done, they are all waiting for it: the copy
+    // aside would only delay them, so it lets them copy from its buffer instead.
     std::byte* copy = team.arrival().deposit(me).reserve(std::max<std::size_t>(data_bytes, 1));
     const bool sends =
         across && arrival.first && a.claimed.exchange(m, std::memory_order_acq_rel) < m;
     if (sends) network(const_cast<std::byte*>(root_data));  // the MPI step only reads at the root
+    if (sends && everybody_arrived()) return others_copy_from_root(false);
     if (data_bytes) std::memcpy(copy, root_data, data_bytes);
     publish(copy);
     root_takes_its_part();
