@@ -215,7 +215,7 @@ struct ArrivalRange {
 // algorithms at every size but the largest.
 constexpr std::size_t KiB = 1024, MiB = 1024 * KiB, unbounded = ~std::size_t{0};
 constexpr ArrivalRange arrival_pays[] = {
-    {Collective::bcast, 1, 1 * MiB},
+    {Collective::bcast, 1, 8 * MiB},
     {Collective::scatter, 4 * KiB, unbounded},
     {Collective::reduce, 1, 8 * MiB},
     {Collective::reduce_scatter_block, 256 * KiB, unbounded},

@@ -502,7 +502,7 @@ TEST(Arrival, LateStaticLeadersSwitchLargeCallsToLeadersByArrival) {
   o.stats = true;
   tlc::Team team(MPI_COMM_WORLD, o);
   constexpr int calls = 40;
-  constexpr std::size_t n = std::size_t{1} << 17;  // 1 MiB of doubles: static by the plan
+  constexpr std::size_t n = std::size_t{1} << 20;  // 8 MiB of doubles: static by the plan
   constexpr std::size_t m = std::size_t{1} << 13;  // 64 KiB: an allreduce of another class
   std::atomic<int> wrong{0};
   team.run([&](tlc::Thread& me) {

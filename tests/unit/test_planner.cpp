@@ -298,6 +298,7 @@ TEST(Planner, LeadersChosenByThePlanByDefault) {
   const Planner team(across(2, 2), PlanSettings{});
   EXPECT_EQ(team.plan(call(Collective::reduce, 8)).leader(), Leader::arrival);
   EXPECT_EQ(team.plan(call(Collective::bcast, 8 << 10)).leader(), Leader::arrival);
+  EXPECT_EQ(team.plan(call(Collective::bcast, 1 << 19)).leader(), Leader::arrival);  // 4 MiB
   EXPECT_EQ(team.plan(call(Collective::alltoall, 1 << 10)).leader(), Leader::arrival);
   EXPECT_EQ(team.plan(call(Collective::scan, 1)).leader(), Leader::arrival);
   EXPECT_NE(team.plan(call(Collective::alltoall, 8)).leader(), Leader::arrival);     // 64 B blocks
