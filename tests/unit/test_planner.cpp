@@ -301,6 +301,8 @@ TEST(Planner, LeadersChosenByThePlanByDefault) {
   EXPECT_EQ(team.plan(call(Collective::bcast, 1 << 19)).leader(), Leader::arrival);  // 4 MiB
   EXPECT_EQ(team.plan(call(Collective::alltoall, 1 << 10)).leader(), Leader::arrival);
   EXPECT_EQ(team.plan(call(Collective::scan, 1)).leader(), Leader::arrival);
+  EXPECT_NE(team.plan(call(Collective::scan, 1 << 17)).leader(), Leader::arrival);   // 1 MiB
+  EXPECT_EQ(team.plan(call(Collective::scan, 1 << 18)).leader(), Leader::arrival);   // 2 MiB
   EXPECT_NE(team.plan(call(Collective::alltoall, 8)).leader(), Leader::arrival);     // 64 B blocks
   EXPECT_NE(team.plan(call(Collective::bcast, 1 << 20)).leader(), Leader::arrival);  // 8 MiB
   for (const std::size_t n : {std::size_t{1}, std::size_t{4} << 10})
