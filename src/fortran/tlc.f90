@@ -65,7 +65,7 @@ module tlc
   end interface
 
   public :: tlc_user_function, tlc_body
-  public :: tlc_init, tlc_finalize, tlc_error_message, tlc_version
+  public :: tlc_init, tlc_finalize, tlc_error_message, tlc_get_error_message, tlc_version
   public :: tlc_team_create, tlc_team_free, tlc_team_run, tlc_team_attach, tlc_team_detach
   public :: tlc_team_threads, tlc_team_size, tlc_team_process, tlc_team_processes
   public :: tlc_rank, tlc_size, tlc_local_index, tlc_threads, tlc_process, tlc_processes
@@ -534,19 +534,28 @@ contains
   ! The message of the calling thread's last failure ('' if none).
   function tlc_error_message() result(message)
     character(len=:), allocatable :: message
-    message = f_string(c_error_message())
+    call tlc_get_error_message(message)
   end function tlc_error_message
+
+  ! The same message into an allocatable string. Threads that may ask at the same time should
+  ! use this: gfortran (12 at least) keeps the length of a deferred-length function result in a
+  ! static variable of the calling code, so two threads at one call of tlc_error_message() can
+  ! read each other's length (an empty or cut message); a subroutine's argument has none.
+  subroutine tlc_get_error_message(message)
+    character(len=:), allocatable, intent(out) :: message
+    call copy_c_string(c_error_message(), message)
+  end subroutine tlc_get_error_message
 
   ! The library's version, 'major.minor.patch' (the C tlc_version(), TLC_VERSION_STRING).
   function tlc_version() result(version)
     character(len=:), allocatable :: version
-    version = f_string(c_version())
+    call copy_c_string(c_version(), version)
   end function tlc_version
 
-  ! A Fortran copy of a NUL-terminated C string.
-  function f_string(text) result(string)
+  ! A Fortran copy of a NUL-terminated C string (a subroutine: see tlc_get_error_message).
+  subroutine copy_c_string(text, string)
     type(c_ptr), intent(in) :: text
-    character(len=:), allocatable :: string
+    character(len=:), allocatable, intent(out) :: string
     character(kind=c_char), pointer :: chars(:)
     integer :: i, n
     n = int(c_strlen(text))
@@ -555,17 +564,19 @@ contains
     do i = 1, n
       string(i:i) = chars(i)
     end do
-  end function f_string
+  end subroutine copy_c_string
 
   ! The one place that turns a status into ierr, or into a stop when ierr is absent.
   subroutine finish(status, where, ierr)
     integer(c_int), intent(in) :: status
     character(len=*), intent(in) :: where
     integer, intent(out), optional :: ierr
+    character(len=:), allocatable :: message
     if (present(ierr)) then
       ierr = int(status)
     else if (status /= TLC_SUCCESS) then
-      write (error_unit, '(a)') 'tlc: '//where//' failed: '//tlc_error_message()
+      call tlc_get_error_message(message)
+      write (error_unit, '(a)') 'tlc: '//where//' failed: '//message
       error stop 1
     end if
   end subroutine finish
