@@ -20,6 +20,7 @@
 namespace tlc {
 namespace detail {
 class PostedCall;
+struct LineSeat;
 struct PostedAccess;
 }  // namespace detail
 
@@ -40,7 +41,7 @@ class TLC_API Request {
   ~Request();
 
   /// Whether the call is still in progress for this thread.
-  bool active() const noexcept { return call_ != nullptr; }
+  bool active() const noexcept { return call_ != nullptr || seat_ != nullptr; }
   /// Advances the call; true once this thread's part is complete (its output written), after
   /// which the request is inactive. Throws what the call failed with (tlc::Error,
   /// tlc::TeamAborted), once.
@@ -51,6 +52,9 @@ class TLC_API Request {
  private:
   friend struct detail::PostedAccess;
   std::shared_ptr<detail::PostedCall> call_;
+  // A call of a one-process team on its threads' lines: the thread's seat, round_ the number of
+  // the call.
+  std::shared_ptr<detail::LineSeat> seat_;
   std::uint64_t round_ = 0;
   int me_ = 0;
   std::int64_t started_ns_ = 0;  // telemetry (TLC_STATS) only

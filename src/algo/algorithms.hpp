@@ -19,6 +19,10 @@ void run_flat(TeamImpl& team, int me, CallDescriptor&& d);  // algo/flat.cpp
 // The inline form of flat for the calls Planner::inline_form() gives it: count elements of at
 // most inline_capacity bytes, folded with `fold` for reductions (algo/flat_inline.cpp).
 void run_flat_inline(TeamImpl& team, int me, const Call& call, std::size_t count, LineFoldFn fold);
+// Its lines form for the calls Planner::serves_lines() gives it: each thread's contribution in
+// its slot's carry buffer, every non-v collective (algo/flat_inline.cpp). d: checked, with the
+// built-in kernel of its op.
+void run_flat_lines(TeamImpl& team, int me, const CallDescriptor& d);
 void run_sliced(TeamImpl& team, int me, CallDescriptor&& d);     // algo/sliced.cpp
 void run_two_level(TeamImpl& team, int me, CallDescriptor&& d);  // algo/two_level.cpp
 // Several processes: the collective's composition (algo/across.hpp), staged, direct or

@@ -44,6 +44,10 @@ void run_switchable(TeamImpl& team, int me, CallDescriptor&& d, const PlanCache:
   // Built-in ops on built-in types use the kernels compiled into the library.
   if (CombineFn kernel = builtin_combine(d.call.op, d.call.type)) d.call.combine = kernel;
   d.invalid = check_own_arguments(d.call, team.global_rank(me), team.size(), d);
+  // One process, small contributions: the lines form of flat, before any plan is made (the
+  // decision depends only on what the fingerprint holds, as the inline form's).
+  if (team.processes() == 1 && team.planner().serves_lines(d.call, d.count))
+    return run_flat_lines(team, me, d);
 
   const Collective c = d.call.collective;
   const PlanQuery query{c, d.count, d.call.type.size, d.call.commutative, d.call.in_place};

@@ -20,6 +20,15 @@
 // back-to-back calls, so the begin step is inlined (team_impl.hpp) and nothing on the path of
 // valid calls builds a string or looks a kernel up more than once per thread and (op, type).
 //
+// The lines form (run_flat_lines): the same steps for every non-v collective whose contribution
+// per thread is at most lines_max_bytes (512) and whose op is built in, where the plan is flat:
+// past 32 bytes the data goes into the slot's carry buffer of the call's parity (the begin line
+// then carries the fingerprint only), and each thread computes its output with
+// output_from_lines (intra/lines.hpp), the body the nonblocking and persistent calls on lines
+// run too. It is flat's carried form without the descriptors: no plan lookup, no descriptor
+// published or compared (the thread's own arguments are checked before the begin step, and
+// what the fingerprint cannot hold, a user op's object, does not come this way).
+//
 // Every thread takes this form or none of them does: the planner's decision
 // (Planner::serves_inline) depends only on what the fingerprint holds (collective, element type,
 // op, count) and on the team. A thread whose
@@ -29,6 +38,7 @@
 #include <string>
 
 #include "algo/algorithms.hpp"
+#include "intra/lines.hpp"
 #include "intra/sliced_reduce.hpp"
 #include "select/collective_traits.hpp"
 
@@ -104,6 +114,22 @@ void run_flat_inline(TeamImpl& team, int me, const Call& c, std::size_t count,
     default:
       break;
   }
+}
+
+void run_flat_lines(TeamImpl& team, int me, const CallDescriptor& d) {
+  const Call& c = d.call;
+  if (!d.invalid.empty())
+    team.rendezvous().fail_inline(me, fingerprint_of(c, d.count, true), d.invalid);
+  const int T = team.threads();
+  // Where the data travels depends on the call, not on this thread's part of it (a bcast's
+  // non-roots carry nothing), so that every thread reads where the others wrote.
+  const std::size_t call_bytes = line_contribution_bytes(c, d.count, T);
+  const bool in_carry = call_bytes > inline_capacity;
+  const int parity = team.rendezvous().begin_inline(me, fingerprint_of(c, d.count, false),
+                                                    d.contribution, d.contribution_bytes, in_carry);
+  const LineFoldFn fold = in_carry ? nullptr : team.planner().inline_form(c, d.count).fold;
+  output_from_lines(c, d.count, T, me, team.rendezvous().line_payload(0, parity, in_carry),
+                    Rendezvous::inline_payload_stride, fold);
 }
 
 }  // namespace tlc::detail

@@ -11,6 +11,7 @@
 #include <tlc/error.hpp>
 
 #include "inter/process_comm.hpp"
+#include "intra/lines.hpp"
 #include "intra/sliced_reduce.hpp"
 #include "team/config.hpp"
 
@@ -113,6 +114,36 @@ Planner::Planner(const TeamShape& shape, const PlanSettings& settings)
                               o->form.value_or(Form::inline_line) == Form::inline_line);
       if (inline_ok) inline_collectives_ |= 1u << c;
     }
+  // The lines form: the non-v collectives that carry a contribution, where nothing else is
+  // forced or leads by arrival; flat forced in its default or inline form takes it wherever
+  // the data fits.
+  if (shape_.processes == 1)
+    for (std::size_t c = 0; c < collective_count; ++c) {
+      const auto collective = static_cast<Collective>(c);
+      const CollectiveTraits& t = traits_of(collective);
+      if (t.v_variant || collective == Collective::barrier) continue;
+      const std::optional<Override>& o = settings_.forced[c];
+      const bool by_arrival = !o && settings_.leaders == LeaderPolicy::by_arrival &&
+                              find_algorithm(collective, Algorithm::dynamic) != nullptr;
+      if (!o && !by_arrival) lines_collectives_ |= 1u << c;
+      if (o && o->algorithm == Algorithm::flat &&
+          o->form.value_or(Form::inline_line) == Form::inline_line)
+        lines_forced_ |= 1u << c;
+    }
+}
+
+bool Planner::serves_lines(const Call& c, std::size_t count) const noexcept {
+  const unsigned bit = 1u << static_cast<unsigned>(c.collective);
+  if (!((lines_collectives_ | lines_forced_) & bit)) return false;
+  const std::size_t bytes = line_contribution_bytes(c, count, shape_.threads);
+  if (bytes == 0 || bytes > lines_max_bytes) return false;
+  if (traits_of(c.collective).reduction && builtin_combine(c.op, c.type) == nullptr) return false;
+  if (lines_forced_ & bit) return true;
+  const std::size_t buffer =
+      count * c.type.size *
+      (traits_of(c.collective).buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks)
+                                                        : 1);
+  return single_process_choice(c.collective, buffer, c.commutative) == Algorithm::flat;
 }
 
 int choice_fingerprint(const PlanSettings& settings) noexcept {
@@ -138,6 +169,8 @@ Planner& Planner::operator=(const Planner& other) {
     measured_shape_ = other.measured_shape_;
     measured_single_ = other.measured_single_;
     inline_collectives_ = other.inline_collectives_;
+    lines_collectives_ = other.lines_collectives_;
+    lines_forced_ = other.lines_forced_;
     folds_ = other.folds_;
     reported_.store(0);
   }
@@ -301,6 +334,17 @@ double Planner::measured_scale(const PlanQuery& q, Algorithm a) const {
   });
 }
 
+Algorithm Planner::single_process_choice(Collective c, std::size_t bytes, bool commutative) const {
+  if ((measured_single_ >> static_cast<unsigned>(c)) & 1u)
+    return cheapest_[(static_cast<std::size_t>(c) * 2 + (commutative ? 1 : 0)) * bands +
+                     static_cast<std::size_t>(band_of(bytes))];
+  if (c == Collective::barrier || (!traits_of(c).v_variant && flat_by_size(c, bytes)))
+    return Algorithm::flat;
+  if (shape_.numa_groups > 1 && find_algorithm(c, Algorithm::two_level))
+    return Algorithm::two_level;
+  return Algorithm::sliced;
+}
+
 Algorithm Planner::cheapest_measured_single(Collective c, std::size_t bytes) const {
   const std::size_t blocks =
       traits_of(c).buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1;
@@ -430,10 +474,13 @@ std::optional<Plan> Planner::in_form(const PlanQuery& q, Algorithm a, std::optio
         p.form = c == Collective::barrier ? Form::inline_line : Form::sliced;
         return p;
       case Algorithm::flat: {
-        // The inline form is taken before any plan is asked for (Planner::serves_inline): a
-        // call that reaches here does not fit a begin line, or its op has no line kernel.
+        // The inline form and its lines form are taken before any plan is asked for
+        // (Planner::serves_inline, serves_lines): a call that reaches here does not fit them,
+        // or its op is not built in.
         if (f == Form::inline_line && c != Collective::barrier) {
-          why = "the inline form carries at most 32 bytes of a built-in op on a built-in type";
+          why =
+              "the inline form carries at most 512 bytes per thread (a begin line 32) of a "
+              "built-in op on a built-in type";
           return std::nullopt;
         }
         p.form = c == Collective::barrier ? Form::inline_line : Form::carried;
@@ -491,15 +538,7 @@ Plan Planner::automatic(const PlanQuery& q) const {
     const std::size_t bytes =
         q.count * q.element_size *
         (t.buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1);
-    Algorithm a = Algorithm::sliced;
-    if ((measured_single_ >> static_cast<unsigned>(c)) & 1u)
-      a = cheapest_[(static_cast<std::size_t>(c) * 2 + (q.commutative ? 1 : 0)) * bands +
-                    static_cast<std::size_t>(band_of(bytes))];
-    else if (c == Collective::barrier || (!t.v_variant && flat_by_size(c, bytes)))
-      a = Algorithm::flat;
-    else if (shape_.numa_groups > 1 && find_algorithm(c, Algorithm::two_level))
-      a = Algorithm::two_level;
-    return *in_form(q, a, std::nullopt, unused);
+    return *in_form(q, single_process_choice(c, bytes, q.commutative), std::nullopt, unused);
   }
   // v-variants, whose sizes differ per rank, always take hierarchical so that no process can
   // decide differently.
@@ -572,7 +611,8 @@ Plan Planner::as_run(const PlanQuery& q, Plan p) const {
   probe.type = {TypeClass::floating, static_cast<std::uint32_t>(q.element_size),
                 static_cast<std::uint32_t>(q.element_size)};
   probe.op = q.commutative ? BuiltinOp::sum : BuiltinOp::none;
-  if (q.collective == Collective::barrier || serves_inline(probe, q.count))
+  if (q.collective == Collective::barrier || serves_inline(probe, q.count) ||
+      serves_lines(probe, q.count))
     p.form = Form::inline_line;
   return p;
 }
@@ -626,7 +666,8 @@ Selection select_algorithm(const SelectionQuery& q) {
   probe.type = {detail::TypeClass::floating, static_cast<std::uint32_t>(e),
                 static_cast<std::uint32_t>(e)};
   probe.op = q.commutative ? detail::BuiltinOp::sum : detail::BuiltinOp::none;
-  if (q.processes == 1 && planner.serves_inline(probe, q.bytes / e)) {
+  if (q.processes == 1 &&
+      (planner.serves_inline(probe, q.bytes / e) || planner.serves_lines(probe, q.bytes / e))) {
     plan.algorithm = detail::Algorithm::flat;
     plan.form = detail::Form::inline_line;
   }

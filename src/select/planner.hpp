@@ -119,6 +119,9 @@ inline constexpr std::size_t flat_carried_max_bytes = 4096;
 bool flat_by_size(Collective c, std::size_t bytes) noexcept;
 // Bytes of data the inline form of flat carries in a begin line (team_impl.hpp checks it).
 inline constexpr std::size_t inline_max_bytes = 32;
+// Bytes of one thread's contribution that the lines form of flat carries in its slot (the
+// persistent and nonblocking calls on lines carry as much, algo/posted/lines.cpp).
+inline constexpr std::size_t lines_max_bytes = 512;
 // The alltoall led by arrival tags a block with sender * threads + receiver; MPI guarantees tags
 // up to 32767 (MPI_TAG_UB), which covers 181 threads per process.
 inline constexpr int max_exchange_threads = 181;
@@ -159,6 +162,12 @@ class Planner {
   bool serves_inline(const Call& c, std::size_t count) const noexcept {
     return inline_form(c, count).serves;
   }
+  // Whether a single-process call of c (count elements per rank block, as the begin step's
+  // fingerprint counts them; its checked descriptor's) takes the lines form of flat: the inline
+  // form with each thread's contribution in its slot's carry buffer (algo/flat_inline.cpp), for
+  // the non-v collectives whose contribution per thread is at most lines_max_bytes and a
+  // built-in op, where the plan is flat (or flat is forced in its default or inline form).
+  bool serves_lines(const Call& c, std::size_t count) const noexcept;
   // Whether fallbacks are errors (TLC_FALLBACK=error).
   bool fallback_error() const noexcept { return settings_.fallback_error; }
   const TeamShape& shape() const noexcept { return shape_; }
@@ -212,6 +221,9 @@ class Planner {
   std::optional<double> model_cost(const PlanQuery& q, Algorithm a) const;
   // measured / model for a's calls like q at this shape (1: nothing measured).
   double measured_scale(const PlanQuery& q, Algorithm a) const;
+  // Inside one process, what automatic() runs for c with `bytes` in one thread's buffer: by
+  // size, or the measured choice.
+  Algorithm single_process_choice(Collective c, std::size_t bytes, bool commutative) const;
   // Inside one process, the algorithm measured fastest for c at `bytes` (of one thread's
   // buffer), of those measured at this shape.
   Algorithm cheapest_measured_single(Collective c, std::size_t bytes) const;
@@ -239,6 +251,8 @@ class Planner {
   std::uint32_t measured_single_ = 0;  // bit c: one process, c chosen by the measured times
   std::uint32_t inline_collectives_ =
       0;  // bit c: single-process calls of c may take the inline form
+  std::uint32_t lines_collectives_ = 0;  // bit c: ... the lines form, where flat is the plan
+  std::uint32_t lines_forced_ = 0;       // bit c: ... the lines form wherever it fits (forced)
   // folds_[(op * class_count + type class) * size_slots + element size]: the line kernels.
   static constexpr unsigned op_count = 10, class_count = 6, size_slots = 33;
   std::array<LineFoldFn, op_count * class_count * size_slots> folds_{};

@@ -662,9 +662,15 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
         team.posted().help_pack(call, round, me);
         continue;
       }
+      // One process: threads that put this call on lines never come here (they abort the team
+      // once they find this thread's stamp; this thread aborts it if it finds theirs first).
+      const std::uint64_t line_call =
+          call.persistent ? 0 : call.entries[static_cast<std::size_t>(me)].line_call;
+      bool disagree = false;
       team.waiter().wait(
           [&] {
-            return call.posted.load(std::memory_order_acquire) >= round ||
+            disagree = line_call != 0 && team.line_ring()->began_on_lines(line_call);
+            return disagree || call.posted.load(std::memory_order_acquire) >= round ||
                    call.failed.load(std::memory_order_acquire) >= round ||
                    call.check_queued.load(std::memory_order_acquire) >= round ||
                    (call.packing.load(std::memory_order_acquire) == round &&
@@ -674,6 +680,13 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
             return std::string("threads of process ") + std::to_string(team.process()) +
                    " that have not started this nonblocking call (or an earlier one) yet";
           });
+      if (disagree) {
+        const std::string why =
+            "tlc: threads started different nonblocking calls at one place of their order (" +
+            team.who(me) + " one on the general schedule, other threads a call on lines)";
+        team.abort(why);
+        throw Error(Errc::mismatch, why);
+      }
       continue;
     }
     const CallFingerprint what = fingerprint();

@@ -127,6 +127,9 @@ struct PostedEntry {
   const void* contribution = nullptr;   // what this thread gives (send, or recv in place)
   std::size_t contribution_bytes = 0;
   std::string invalid;  // non-empty: this thread's own arguments are wrong, and why
+  // One process: the number of the place this nonblocking call stamped on the team's lines
+  // (team/line_ring.hpp), so that threads that put one call on different schedules find out.
+  std::uint64_t line_call = 0;
   // A persistent in-place call on slices whose output others' reads race with: the copy of the
   // input each start makes (algo/posted/slices.hpp).
   std::vector<std::byte> aside;
@@ -259,6 +262,13 @@ class PostedCalls {
   void start_round(TeamImpl& team, int me, PostedCall& call, std::uint64_t round);
   // A call of thread me completed or failed for it.
   void finished(int me) noexcept;
+  // A nonblocking call of thread me that does not go through start() (on lines) counts against
+  // the limit too: Error(invalid_argument) past it.
+  void count_start(TeamImpl& team, int me) {
+    Counters& mine = threads_[static_cast<std::size_t>(me)];
+    if (mine.in_progress >= limit_) throw_too_many(team, me, mine.in_progress);
+    ++mine.in_progress;
+  }
   // Thread me's wait or test of round of call ended with an error (the team aborted, the call
   // failed, TLC_TIMEOUT): once it returns the program may free the thread's buffers, so it
   // returns only when no thread of this process will read them for this round: it waits for a

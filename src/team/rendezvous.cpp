@@ -238,6 +238,11 @@ std::string difference(const std::string& ref_who, const CallFingerprint& a,
 
 }  // namespace
 
+std::string fingerprint_difference(const std::string& a_who, const CallFingerprint& a,
+                                   const std::string& b_who, const CallFingerprint& b) {
+  return difference(a_who, a, b_who, b);
+}
+
 void Rendezvous::check_agreement(int parity, int t, int ref) const {
   for (int i : {ref, t})
     if (fingerprint(i, parity).invalid)

@@ -124,6 +124,11 @@ inline void write_fingerprint(CallFingerprint& f, const Call& c, std::size_t cou
   f.count = count;
 }
 
+// What differs between thread a's fingerprint and thread b's, in words (a_who, b_who: who they
+// are), for the error of a call whose threads disagree.
+std::string fingerprint_difference(const std::string& a_who, const CallFingerprint& a,
+                                   const std::string& b_who, const CallFingerprint& b);
+
 inline CallFingerprint fingerprint_of(const Call& c, std::size_t count, bool invalid) noexcept {
   CallFingerprint f;
   write_fingerprint(f, c, count, invalid);
@@ -230,7 +235,11 @@ class Rendezvous {
   // readable until the caller's next begin step. Defined here so that it inlines into its one
   // caller: this step is most of an 8-byte allreduce, and every instruction on it is on the
   // critical path of back-to-back calls (the slow parts, waiting and reporting, stay out of line).
-  int begin_inline(int me, const CallFingerprint& f, const void* data, std::size_t bytes) {
+  // in_carry: the lines form of flat for contributions past inline_capacity (at most
+  // carry_capacity bytes; algo/flat_inline.cpp): the data goes into the slot's carry buffer of
+  // the call's parity instead, and the begin line carries the fingerprint only.
+  int begin_inline(int me, const CallFingerprint& f, const void* data, std::size_t bytes,
+                   bool in_carry = false) {
     // Single-process calls only: no notes from other processes to attend to.
     waiter_.throw_if_aborted();
     ThreadSlot& s = slot(me);
@@ -239,7 +248,10 @@ class Rendezvous {
     const int parity = static_cast<int>(k & 1);
     BeginLine& line = s.begun[parity];
     line.fingerprint = f;
-    copy_small(line.payload, data, bytes);
+    if (!in_carry)
+      copy_small(line.payload, data, bytes);
+    else if (bytes)
+      std::memcpy(s.carry[parity], data, bytes);
     line.call.store(k, std::memory_order_release);
     waiter_.notify();
     for (int i = 0; i < threads_; ++i)
@@ -258,7 +270,12 @@ class Rendezvous {
   const std::byte* inline_payload(int t, int parity) const noexcept {
     return slots_[static_cast<std::size_t>(t)].begun[parity].payload;
   }
-  // Bytes from one thread's inline payload to the next thread's.
+  // Where begin_inline put thread t's data (in_carry as it was given).
+  const std::byte* line_payload(int t, int parity, bool in_carry) const noexcept {
+    const ThreadSlot& s = slots_[static_cast<std::size_t>(t)];
+    return in_carry ? s.carry[parity] : s.begun[parity].payload;
+  }
+  // Bytes from one thread's inline payload (or carry buffer) to the next thread's.
   static constexpr std::size_t inline_payload_stride = sizeof(ThreadSlot);
   // Every thread of the process arrives and waits for all others: after it, no thread reads
   // or writes another's buffers of this call any more.

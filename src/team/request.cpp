@@ -1,6 +1,7 @@
 // tlc::Request and tlc::Persistent (include/tlc/request.hpp), and the nonblocking and
 // persistent starts of tlc::Thread: the public face of the posted calls (team/posted_calls.hpp).
 #include <exception>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -10,7 +11,9 @@
 #include <tlc/thread.hpp>
 
 #include "algo/algorithms.hpp"
+#include "algo/posted/lines.hpp"
 #include "intra/sliced_reduce.hpp"
+#include "select/collective_traits.hpp"
 #include "team/posted_calls.hpp"
 #include "team/team_impl.hpp"
 
@@ -25,6 +28,15 @@ struct PostedAccess {
     r.started_ns_ = started_ns;
     r.call_ = std::move(call);
     r.round_ = round;
+    r.me_ = me;
+    return r;
+  }
+  static Request on_lines(const std::shared_ptr<LineSeat>& seat, std::uint64_t n, int me,
+                          std::int64_t started_ns) {
+    Request r;
+    r.started_ns_ = started_ns;
+    r.seat_ = seat;
+    r.round_ = n;
     r.me_ = me;
     return r;
   }
@@ -72,6 +84,31 @@ PostedEntry entry_of(TeamImpl& team, int me, const Call& call, const VariantLayo
   throw Error(Errc::invalid_argument, "tlc: " + why);
 }
 
+// A nonblocking call of a one-process team that runs on lines (algo/posted/lines.hpp), started;
+// nothing when it takes the general schedule.
+std::optional<Request> start_nonblocking_on_lines(TeamImpl& team, int me, const Call& user_call) {
+  Call call = user_call;
+  if (CombineFn kernel = builtin_combine(call.op, call.type)) call.combine = kernel;
+  CallDescriptor d;
+  const std::string invalid = check_own_arguments(call, team.global_rank(me), team.size(), d);
+  if (!posted::runs_on_lines(call, d.count, team.threads())) return std::nullopt;
+  team.posted().count_start(team, me);
+  const std::int64_t started = team.telemetry().enabled() ? Telemetry::now() : 0;
+  std::uint64_t n = 0;
+  try {
+    n = posted::start_on_lines(team, me, call, d.count, d.contribution, d.contribution_bytes,
+                               invalid, /*general=*/false);
+  } catch (...) {
+    team.posted().finished(me);
+    throw;
+  }
+  if (!invalid.empty()) {
+    team.posted().finished(me);
+    throw_invalid(invalid);
+  }
+  return PostedAccess::on_lines(team.line_ring()->seat(me), n, me, started);
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -80,9 +117,16 @@ Request Thread::start_posted(const detail::Call& call, const detail::VariantLayo
   if (!team_ || !alive_->load(std::memory_order_relaxed)) [[unlikely]]
     throw_unusable();
   detail::TeamImpl& team = *team_;
+  if (team.line_ring() && !detail::traits_of(call.collective).v_variant) {
+    if (std::optional<Request> r = detail::start_nonblocking_on_lines(team, local_, call))
+      return std::move(*r);
+  }
   detail::PostedEntry entry = detail::entry_of(team, local_, call, layout, std::move(held_op));
   const std::string invalid = entry.invalid;
   const std::int64_t started = team.telemetry().enabled() ? detail::Telemetry::now() : 0;
+  if (team.line_ring())  // its place on the lines, so that threads that disagree find out
+    entry.line_call = detail::posted::start_on_lines(team, local_, entry.call, entry.count, nullptr,
+                                                     0, entry.invalid, /*general=*/true);
   auto shared = team.posted().start(team, local_, std::move(entry), nullptr, 1);
   if (!invalid.empty()) detail::throw_invalid(invalid);
   return detail::PostedAccess::request(std::move(shared), 1, local_, started);
@@ -95,6 +139,9 @@ Persistent Thread::init_persistent(const detail::Call& call, const detail::Varia
   detail::TeamImpl& team = *team_;
   detail::PostedEntry entry = detail::entry_of(team, local_, call, layout, std::move(held_op));
   const std::string invalid = entry.invalid;
+  if (team.line_ring())  // as a nonblocking call on the general schedule (start_posted)
+    entry.line_call = detail::posted::start_on_lines(team, local_, entry.call, entry.count, nullptr,
+                                                     0, entry.invalid, /*general=*/true);
   auto shared = team.posted().start(team, local_, std::move(entry), nullptr, 0);
   if (!invalid.empty()) detail::throw_invalid(invalid);
   return detail::PostedAccess::persistent(std::move(shared), local_);
@@ -136,6 +183,39 @@ bool complete(PostedCall& call, std::uint64_t round, int me, bool block, std::in
   return done;
 }
 
+// complete() for a call on lines (Request::seat_).
+bool complete_on_lines(const LineSeat& seat, std::uint64_t n, bool block, std::int64_t started_ns,
+                       std::int64_t& waited_ns) {
+  if (!seat.alive.load(std::memory_order_acquire))
+    throw Error(Errc::invalid_argument,
+                "tlc: a request or persistent call used after its team was destroyed (complete "
+                "every request before destroying the team)");
+  TeamImpl& team = *seat.team;
+  const int me = seat.me;
+  Telemetry& telemetry = team.telemetry();
+  const std::int64_t entered = telemetry.enabled() ? Telemetry::now() : 0;
+  const Collective collective = team.line_ring()->slot(me, n).call.collective;
+  bool done = false;
+  try {
+    if (block)
+      posted::wait_on_lines(team, me, n);
+    else
+      done = posted::test_on_lines(team, me, n);
+  } catch (...) {
+    posted::abandon_on_lines(team, me, n);
+    team.posted().finished(me);
+    throw;
+  }
+  done = done || block;
+  if (telemetry.enabled()) {
+    const std::int64_t left = Telemetry::now();
+    waited_ns += left - entered;
+    if (done) telemetry.posted_done(me, collective, left - started_ns, waited_ns);
+  }
+  if (done) team.posted().finished(me);
+  return done;
+}
+
 std::int64_t start_stamp(const PostedCall& call) {
   return call.team.telemetry().enabled() ? Telemetry::now() : 0;
 }
@@ -145,6 +225,7 @@ std::int64_t start_stamp(const PostedCall& call) {
 
 Request::Request(Request&& other) noexcept
     : call_(std::move(other.call_)),
+      seat_(std::move(other.seat_)),
       round_(other.round_),
       me_(other.me_),
       started_ns_(other.started_ns_),
@@ -159,7 +240,11 @@ Request& Request::operator=(Request&& other) noexcept {
 }
 
 Request::~Request() {
-  if (!call_ || !call_->alive->load(std::memory_order_acquire)) return;
+  if (seat_) {
+    if (!seat_->alive.load(std::memory_order_acquire)) return;
+  } else if (!call_ || !call_->alive->load(std::memory_order_acquire)) {
+    return;
+  }
   try {
     wait();
   } catch (...) {  // the error is lost: the caller did not ask for it (see the header)
@@ -167,6 +252,17 @@ Request::~Request() {
 }
 
 bool Request::test() {
+  if (seat_) {
+    bool done = true;
+    try {
+      done = detail::complete_on_lines(*seat_, round_, false, started_ns_, waited_ns_);
+    } catch (...) {
+      seat_.reset();
+      throw;
+    }
+    if (done) seat_.reset();
+    return done;
+  }
   if (!call_) return true;
   auto call = call_;
   bool done = true;
@@ -181,6 +277,11 @@ bool Request::test() {
 }
 
 void Request::wait() {
+  if (seat_) {
+    auto seat = std::move(seat_);
+    detail::complete_on_lines(*seat, round_, true, started_ns_, waited_ns_);
+    return;
+  }
   if (!call_) return;
   auto call = std::move(call_);
   detail::complete(*call, round_, me_, true, started_ns_, waited_ns_);

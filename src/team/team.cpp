@@ -242,6 +242,7 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
   rendezvous_.prepare(roster_, failures_, arrival_);
   arrival_.prepare(threads_);
   posted_.prepare(threads_, config.max_requests);
+  if (processes() == 1) line_ring_ = std::make_unique<LineRing>(*this, threads_);
   if (config.progress_thread) posted_.start_progress_thread(*this);
   planner_ = Planner(shape(), config.plan);
   telemetry_.prepare(threads_, config.stats);
@@ -256,6 +257,7 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
 TeamImpl::~TeamImpl() {
   posted_.stop_progress_thread();  // it tests MPI requests of the communicators freed below
   alive_->store(false, std::memory_order_release);
+  line_ring_.reset();  // requests of calls on lines that outlive the team see it gone
   if (failures_.connected()) Watchman::withdraw(failures_);
   int finalized = 1;
   MPI_Finalized(&finalized);

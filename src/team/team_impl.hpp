@@ -35,6 +35,7 @@
 #include "team/config.hpp"
 #include "team/flags.hpp"
 #include "team/leader_switch.hpp"
+#include "team/line_ring.hpp"
 #include "team/posted_calls.hpp"
 #include "team/process_failures.hpp"
 #include "team/rendezvous.hpp"
@@ -130,6 +131,9 @@ class TeamImpl {
 
   // --- Nonblocking and persistent calls (team/posted_calls.hpp) ---
   PostedCalls& posted() noexcept { return posted_; }
+  // One process: the lines of the nonblocking calls whose contributions are small
+  // (team/line_ring.hpp); null with several processes.
+  LineRing* line_ring() noexcept { return line_ring_.get(); }
   // A duplicate of the process communicator for their steps between processes, so that their
   // MPI collectives never interleave with those of the blocking calls.
   ProcessComm& posted_comm() noexcept { return *posted_comm_; }
@@ -233,6 +237,9 @@ class TeamImpl {
 
   // The threads of run(): started on first use, so attach-only programs have no idle threads.
   std::unique_ptr<WorkerPool> pool_;
+  // One process: the lines of the nonblocking calls (the last member: the others keep their
+  // places).
+  std::unique_ptr<LineRing> line_ring_;
 };
 
 }  // namespace tlc::detail

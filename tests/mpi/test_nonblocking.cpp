@@ -985,3 +985,208 @@ TEST(Nonblocking, DifferentCallsAtOnePlaceAbortTheTeam) {
     EXPECT_EQ(e.find("TLC_TIMEOUT"), std::string::npos) << e;
   }
 }
+
+// One process: small nonblocking calls run on the threads' lines (algo/posted/lines.cpp), whose
+// slots serve eight calls per thread in turn. Many more calls outstanding than that, of several
+// collectives, completed in orders that differ between threads, one thread late by a few
+// milliseconds now and then and some calls never waited for by their thread until much later:
+// a start that needs a slot completes the old call for the threads that have not.
+TEST(Nonblocking, ManyOutstandingCallsOnLines) {
+  for (int threads : {1, 2, 3, 5}) {
+    tlc::Team team(MPI_COMM_WORLD, test_options(threads));
+    std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
+    constexpr int rounds = 20, outstanding = 29;
+    team.run([&](tlc::Thread& me) {
+      Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
+      try {
+        std::mt19937 random(static_cast<unsigned>(me.rank() * 104729 + 17));
+        const int P = me.size(), r = me.rank();
+        const T size = static_cast<T>(P);
+        for (int round = 0; round < rounds; ++round) {
+          std::vector<std::vector<T>> sends(outstanding), recvs(outstanding);
+          std::vector<tlc::Request> requests;
+          for (int k = 0; k < outstanding; ++k) {
+            const std::size_t n = 1 + static_cast<std::size_t>(k % 4);  // within a slot
+            auto& send = sends[static_cast<std::size_t>(k)];
+            auto& recv = recvs[static_cast<std::size_t>(k)];
+            switch (k % 4) {
+              case 0:  // allreduce
+                send.assign(n, static_cast<T>(r + round + k));
+                recv.assign(n, 0);
+                requests.push_back(me.iallreduce(send, recv));
+                break;
+              case 1:  // bcast from the last rank, in place
+                recv.assign(n, r == P - 1 ? static_cast<T>(round * 100 + k) : 0);
+                requests.push_back(me.ibcast(recv, P - 1));
+                break;
+              case 2:  // alltoall: block j of rank r holds r * 1000 + j
+                send.resize(n * static_cast<std::size_t>(P));
+                for (std::size_t i = 0; i < send.size(); ++i)
+                  send[i] = static_cast<T>(r * 1000 + static_cast<int>(i / n) + round + k);
+                recv.assign(send.size(), 0);
+                requests.push_back(me.ialltoall(send, recv));
+                break;
+              default:  // scan
+                send.assign(n, static_cast<T>(r + 1 + k));
+                recv.assign(n, 0);
+                requests.push_back(me.iscan(send, recv));
+                break;
+            }
+            if (random() % 16 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          }
+          // Complete in a random order, the first few only after every other.
+          std::vector<std::size_t> order(outstanding);
+          std::iota(order.begin(), order.end(), 0);
+          std::shuffle(order.begin() + 3, order.end(), random);
+          std::rotate(order.begin(), order.begin() + 3, order.end());
+          for (std::size_t i : order) {
+            if (random() % 2) {
+              while (!requests[i].test()) {
+              }
+            } else {
+              requests[i].wait();
+            }
+          }
+          auto check = [&](int k, std::size_t i, T got, T want) {
+            if (got != want && out.mismatches++ == 0)
+              out.first_mismatch = "round " + std::to_string(round) + " call " + std::to_string(k) +
+                                   " element " + std::to_string(i) + ": " + std::to_string(got) +
+                                   ", want " + std::to_string(want);
+          };
+          for (int k = 0; k < outstanding; ++k) {
+            const auto& recv = recvs[static_cast<std::size_t>(k)];
+            const std::size_t n = 1 + static_cast<std::size_t>(k % 4);
+            for (std::size_t i = 0; i < recv.size(); ++i) {
+              switch (k % 4) {
+                case 0:
+                  check(k, i, recv[i], size * (size - 1) / 2 + size * static_cast<T>(round + k));
+                  break;
+                case 1:
+                  check(k, i, recv[i], static_cast<T>(round * 100 + k));
+                  break;
+                case 2: {
+                  const auto from = static_cast<int>(i / n);
+                  check(k, i, recv[i], static_cast<T>(from * 1000 + r + round + k));
+                  break;
+                }
+                default: {  // sum over ranks q <= r of (q + 1 + k)
+                  const T ranks = static_cast<T>(r + 1);
+                  check(k, i, recv[i], ranks * (ranks + 1) / 2 + ranks * static_cast<T>(k));
+                  break;
+                }
+              }
+            }
+          }
+        }
+      } catch (const std::exception& e) {
+        out.error = e.what();
+      }
+    });
+    expect_clean(outcomes, "many outstanding, " + std::to_string(threads) + " threads");
+  }
+}
+
+// One process: threads that pass different counts, or one thread's wrong arguments, fail the
+// call on lines on every thread with the same error, before any output is written; the team
+// stays usable and its order intact.
+TEST(Nonblocking, DisagreementOnLinesFailsEveryThread) {
+  if (world_size() > 1) GTEST_SKIP() << "the lines serve one-process teams";
+  constexpr int threads = 3;
+  tlc::Team team(MPI_COMM_WORLD, test_options(threads));
+  std::vector<std::string> counts(threads), invalid(threads);
+  std::vector<int> untouched(threads, 0), after(threads, 0);
+  team.run([&](tlc::Thread& me) {
+    const auto t = static_cast<std::size_t>(me.local_index());
+    std::vector<T> send(me.local_index() == 1 ? 3 : 2, 5), recv(send.size(), 7);
+    try {
+      me.iallreduce(std::span<const T>(send), std::span<T>(recv)).wait();
+    } catch (const tlc::Error& e) {
+      if (e.code() == tlc::Errc::mismatch) counts[t] = e.what();
+    }
+    untouched[t] = std::all_of(recv.begin(), recv.end(), [](T v) { return v == 7; });
+    std::vector<T> small(2, 1), out(me.local_index() == 2 ? 1 : 2, 0);  // too short on thread 2
+    try {
+      auto r = me.iallreduce(std::span<const T>(small), std::span<T>(out));
+      r.wait();
+    } catch (const tlc::Error& e) {
+      if (e.code() == tlc::Errc::invalid_argument) invalid[t] = e.what();
+    }
+    std::vector<T> x(2, 1);
+    me.iallreduce(std::span<T>(x)).wait();
+    after[t] = x[0] == threads && x[1] == threads;
+  });
+  for (int t = 0; t < threads; ++t) {
+    const auto i = static_cast<std::size_t>(t);
+    EXPECT_NE(counts[i].find("elements per rank"), std::string::npos) << t << ": " << counts[i];
+    EXPECT_EQ(counts[i], counts[0]) << t;
+    EXPECT_TRUE(untouched[i]) << t;
+    if (t == 2)  // its own error, at its start
+      EXPECT_NE(invalid[i].find("receive buffer"), std::string::npos) << invalid[i];
+    else  // the others': whose arguments are wrong
+      EXPECT_NE(invalid[i].find("rank 2"), std::string::npos) << t << ": " << invalid[i];
+    EXPECT_TRUE(after[i]) << t;
+  }
+}
+
+// One process: threads that put one call on different schedules (a small count on lines, a
+// large one on the general schedule) find out instead of waiting for each other: the team
+// aborts; nothing waits for TLC_TIMEOUT.
+TEST(Nonblocking, CallOnLinesAgainstTheGeneralScheduleAbortsTheTeam) {
+  if (world_size() > 1) GTEST_SKIP() << "the lines serve one-process teams";
+  for (int general : {0, 1}) {
+    tlc::TeamOptions options = test_options(2);
+    options.timeout_seconds = 60;
+    tlc::Team team(MPI_COMM_WORLD, options);
+    std::vector<std::string> errors(2);
+    try {
+      team.run([&](tlc::Thread& me) {
+        std::vector<T> x(me.local_index() == general ? 4096 : 2, 1);
+        try {
+          me.iallreduce(std::span<T>(x)).wait();
+        } catch (const std::exception& e) {
+          errors[static_cast<std::size_t>(me.local_index())] = e.what();
+          throw;
+        }
+      });
+    } catch (const std::exception&) {
+    }
+    for (const std::string& e : errors) {
+      EXPECT_FALSE(e.empty());
+      EXPECT_EQ(e.find("TLC_TIMEOUT"), std::string::npos) << e;
+    }
+  }
+}
+
+// One process: a thread waiting for a call on lines that another thread never starts ends with
+// TLC_TIMEOUT's error naming that thread, or with TeamAborted once that thread's exception
+// aborts the team.
+TEST(Nonblocking, WaitOnLinesEndsWhenTheTeamAbortsOrTimesOut) {
+  if (world_size() > 1) GTEST_SKIP() << "the lines serve one-process teams";
+  for (bool timeout : {true, false}) {
+    tlc::TeamOptions options = test_options(2);
+    if (timeout) options.timeout_seconds = 0.3;
+    tlc::Team team(MPI_COMM_WORLD, options);
+    std::string error;
+    try {
+      team.run([&](tlc::Thread& me) {
+        std::vector<T> x(2, 1);
+        if (me.local_index() == 1) {
+          if (!timeout) throw std::runtime_error("thread 1 gives up");
+          std::this_thread::sleep_for(std::chrono::seconds(2));
+          return;
+        }
+        try {
+          me.iallreduce(std::span<T>(x)).wait();
+        } catch (const std::exception& e) {
+          error = e.what();
+          throw;
+        }
+      });
+    } catch (const std::exception&) {
+    }
+    if (timeout)
+      EXPECT_NE(error.find("rank 1"), std::string::npos) << error;
+    else
+      EXPECT_NE(error.find("aborted"), std::string::npos) << error;
+  }
+}
