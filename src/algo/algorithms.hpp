@@ -10,6 +10,7 @@
 #include <string>
 
 #include "intra/copy_plan.hpp"
+#include "select/call_signature.hpp"
 #include "team/team_impl.hpp"
 
 namespace tlc::detail {
@@ -60,19 +61,6 @@ Rendezvous::CallView begin_validated(TeamImpl& team, int me, CallDescriptor&& d,
 std::string compare_processes(TeamImpl& team, const Rendezvous::CallView& view);
 // With one thread's (a call led by arrival, compared by its first thread; never a v-variant).
 std::string compare_processes(TeamImpl& team, const CallDescriptor& d);
-// The same signature for a posted call (algo/posted/): call_signature_size() numbers written to
-// out from the calls of all threads here (local thread t has global rank first_rank + t, of
-// `ranks`), and the verdict over every process's signature, in process order ("" when all agree).
-std::size_t call_signature_size() noexcept;
-void write_call_signature(std::span<const Call* const> calls, int first_rank, int ranks,
-                          std::size_t count, std::int64_t* out);
-std::string compare_signatures(std::span<const std::int64_t> all, int processes);
-// The two words of TLC_CHECK's signature that carry a v-variant's counts, for the calls of all
-// threads here (as write_call_signature): what this process's ranks send, what they expect; over
-// all processes the sums of each are equal when every pair of ranks agrees (the long-wait
-// comparison, team/process_failures.cpp).
-std::array<std::uint64_t, 2> variant_count_words(std::span<const Call* const> calls, int first_rank,
-                                                 int ranks);
 // What the descriptors of all threads of the process show that their fingerprints cannot (user
 // op functions, v-variant counts against the sizes the ranks pass); "" when they agree. For a
 // thread that sees every descriptor of the call.

@@ -56,7 +56,7 @@ class LineRing {
     // Every call of the owner up to this one was complete for it when it began this one: a
     // reader of the stamp learns it without reading the done marks of other lines (make_room).
     std::uint64_t complete_through = 0;
-    // The call took the general schedule (team/posted_calls.hpp), not the lines: nothing to read.
+    // The call took the general schedule (algo/posted/calls.hpp), not the lines: nothing to read.
     bool general = false;
     alignas(16) std::byte payload[payload_capacity];
     // The owner's arguments and count (where its output goes), and why they are wrong.

@@ -2,11 +2,10 @@
 // processes, hearing from them, and settling how a call that failed here ended there.
 #include "team/process_failures.hpp"
 
-#include "algo/algorithms.hpp"  // variant_count_words
-#include "inter/mpi_wait.hpp"   // pace_polite_wait
+#include "inter/mpi_wait.hpp"  // pace_polite_wait
+#include "select/call_signature.hpp"
 #include "select/collective_traits.hpp"
-#include "team/posted_calls.hpp"  // PostedCall
-#include "team/rendezvous.hpp"    // CallFingerprint
+#include "team/rendezvous.hpp"  // CallFingerprint
 
 #include <algorithm>
 #include <chrono>
@@ -36,7 +35,8 @@ void ProcessFailures::bring_to_front() noexcept {
 }
 constinit thread_local std::uint64_t ProcessFailures::posted_sequence_ = 0;
 constinit thread_local const CallFingerprint* ProcessFailures::posted_fingerprint_ = nullptr;
-constinit thread_local const PostedCall* ProcessFailures::posted_call_ = nullptr;
+constinit thread_local const void* ProcessFailures::posted_call_ = nullptr;
+constinit thread_local ProcessFailures::CallsOf ProcessFailures::posted_calls_of_ = nullptr;
 
 std::string ProcessFailures::call_name(std::uint64_t k) {
   return k & posted_bit ? "nonblocking call " + std::to_string(k & ~posted_bit)
@@ -214,8 +214,8 @@ std::optional<ProcessAlarm::CountWords> ProcessFailures::count_words(bool posted
   if (posted) {
     // Every thread here has posted its entry (the wait is for the step between processes), and
     // none is done with the call before the round completes.
-    if (!posted_call_) return {};
-    for (const PostedEntry& e : posted_call_->entries) calls.push_back(&e.call);
+    if (!posted_call_ || !posted_calls_of_) return {};
+    posted_calls_of_(posted_call_, calls);
   } else {
     // The current thread is past the begin step of call k: every thread of this process has
     // published its descriptor in the slot of k's parity, and stays in the call until its steps

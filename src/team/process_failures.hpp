@@ -27,9 +27,9 @@
 
 namespace tlc::detail {
 
+struct Call;             // tlc/detail/call.hpp
 struct CallFingerprint;  // team/rendezvous.hpp
 class Rendezvous;        // team/rendezvous.hpp
-class PostedCall;        // team/posted_calls.hpp
 
 // Also the comparison of long waits (docs/reliability.md, "Calls that disagree across
 // processes"): a wait between processes that lasts longer than TLC_SUSPECT_MS is announced to the
@@ -98,20 +98,23 @@ class ProcessFailures final : public LongWaits {
 
   // While it lives, the current thread waits for nonblocking call number `sequence` (the place
   // of the call, or persistent start, in the order of the process's posted calls, the same on
-  // every process), which f describes: a long wait says so instead of the blocking call. call:
-  // the posted call, whose entries hold the counts of a v-variant for every thread of this
-  // process (read only when the wait lasts).
+  // every process), which f describes: a long wait says so instead of the blocking call.
+  // calls_of(call, out) appends the call of every thread of this process to out, for the counts
+  // of a v-variant (asked only when the wait lasts; the engine's, algo/posted/calls.cpp).
+  using CallsOf = void (*)(const void* call, std::vector<const Call*>& out);
   class PostedWait {
    public:
-    PostedWait(std::uint64_t sequence, const CallFingerprint* f,
-               const PostedCall* call = nullptr) noexcept
+    PostedWait(std::uint64_t sequence, const CallFingerprint* f, const void* call = nullptr,
+               CallsOf calls_of = nullptr) noexcept
         : outer_sequence_(std::exchange(posted_sequence_, sequence)),
           outer_fingerprint_(std::exchange(posted_fingerprint_, f)),
-          outer_call_(std::exchange(posted_call_, call)) {}
+          outer_call_(std::exchange(posted_call_, call)),
+          outer_calls_of_(std::exchange(posted_calls_of_, calls_of)) {}
     ~PostedWait() {
       posted_sequence_ = outer_sequence_;
       posted_fingerprint_ = outer_fingerprint_;
       posted_call_ = outer_call_;
+      posted_calls_of_ = outer_calls_of_;
     }
     PostedWait(const PostedWait&) = delete;
     PostedWait& operator=(const PostedWait&) = delete;
@@ -119,7 +122,8 @@ class ProcessFailures final : public LongWaits {
    private:
     std::uint64_t outer_sequence_;  // restored when this wait ends
     const CallFingerprint* outer_fingerprint_;
-    const PostedCall* outer_call_;
+    const void* outer_call_;
+    CallsOf outer_calls_of_;
   };
 
   // LongWaits, for the waits of this team's calls between processes (blocking ones, and the
@@ -170,7 +174,8 @@ class ProcessFailures final : public LongWaits {
   std::uint64_t current_call() noexcept { return current().call; }
   static constinit thread_local std::uint64_t posted_sequence_;  // 0: not waiting for a posted call
   static constinit thread_local const CallFingerprint* posted_fingerprint_;
-  static constinit thread_local const PostedCall* posted_call_;
+  static constinit thread_local const void* posted_call_;
+  static constinit thread_local CallsOf posted_calls_of_;
   const Rendezvous* calls_ = nullptr;  // connect()
   // The words of this process's counts in the v-variant call the current thread waits in
   // (posted: the posted call's); none for other calls.

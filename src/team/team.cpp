@@ -221,7 +221,8 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
   // (PostedCalls::advance_rounds), whatever this wait is for.
   watch.listen = [this, notes = failures_.connected()] {
     if (notes) failures_.listen();
-    posted_.advance_rounds();
+    if (PostedEngine* engine = posted_engine_ptr_.load(std::memory_order_acquire))
+      engine->advance_rounds();
   };
   watch.abort_job_on_timeout = config.timeout_aborts_job;
   if (switch_comm_) switch_comm_->set_watch(watch);
@@ -241,9 +242,7 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
   leader_switch_.prepare(threads_, switch_comm_.get(), config.plan.verbose && comm_->rank() == 0);
   rendezvous_.prepare(roster_, failures_, arrival_);
   arrival_.prepare(threads_);
-  posted_.prepare(threads_, config.max_requests);
   if (processes() == 1) line_ring_ = std::make_unique<LineRing>(*this, threads_);
-  if (config.progress_thread) posted_.start_progress_thread(*this);
   planner_ = Planner(shape(), config.plan);
   telemetry_.prepare(threads_, config.stats);
   stats_report_ = config.stats_report;
@@ -255,7 +254,8 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
 }
 
 TeamImpl::~TeamImpl() {
-  posted_.stop_progress_thread();  // it tests MPI requests of the communicators freed below
+  // The engine's progress thread tests MPI requests of the communicators freed below.
+  if (posted_engine_) posted_engine_->stop_progress_thread();
   alive_->store(false, std::memory_order_release);
   line_ring_.reset();  // requests of calls on lines that outlive the team see it gone
   if (failures_.connected()) Watchman::withdraw(failures_);

@@ -36,7 +36,7 @@
 #include "team/flags.hpp"
 #include "team/leader_switch.hpp"
 #include "team/line_ring.hpp"
-#include "team/posted_calls.hpp"
+#include "team/posted_engine.hpp"
 #include "team/process_failures.hpp"
 #include "team/rendezvous.hpp"
 #include "team/roster.hpp"
@@ -129,8 +129,22 @@ class TeamImpl {
   // it releases the others, read by them after (until the next call's begin step).
   std::string& process_verdict() noexcept { return process_verdict_; }
 
-  // --- Nonblocking and persistent calls (team/posted_calls.hpp) ---
-  PostedCalls& posted() noexcept { return posted_; }
+  // --- Nonblocking and persistent calls (their engine: algo/posted/calls.hpp) ---
+  // The engine, made by `make` at the first call that needs it (any thread, once).
+  template <class Make>
+  PostedEngine& posted_engine(Make&& make) {
+    if (PostedEngine* engine = posted_engine_ptr_.load(std::memory_order_acquire)) [[likely]]
+      return *engine;
+    std::call_once(posted_engine_once_, [&] {
+      posted_engine_ = make();
+      posted_engine_ptr_.store(posted_engine_.get(), std::memory_order_release);
+    });
+    return *posted_engine_;
+  }
+  // The engine's limit of calls in progress per thread and whether it runs a progress thread
+  // (TeamOptions::max_requests, TeamOptions::progress).
+  int max_requests() const noexcept { return config_.max_requests; }
+  bool progress_thread() const noexcept { return config_.progress_thread; }
   // One process: the lines of the nonblocking calls whose contributions are small
   // (team/line_ring.hpp); null with several processes.
   LineRing* line_ring() noexcept { return line_ring_.get(); }
@@ -219,7 +233,9 @@ class TeamImpl {
   Rendezvous rendezvous_;
   ProcessFailures failures_{rendezvous_.waiter()};  // after rendezvous_, whose waiter it uses
   ArrivalState arrival_;
-  PostedCalls posted_;
+  std::once_flag posted_engine_once_;
+  std::unique_ptr<PostedEngine> posted_engine_;
+  std::atomic<PostedEngine*> posted_engine_ptr_{nullptr};  // posted_engine_, once made
   std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
   Telemetry telemetry_;
   bool stats_report_ = false;

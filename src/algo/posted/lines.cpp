@@ -1,7 +1,7 @@
 // Calls of one-process teams on the threads' lines: bcast, reduce, allreduce, scan, exscan,
 // allgather, gather, scatter, alltoall and reduce_scatter_block whose contribution fits a line,
 // and barrier. Nonblocking calls run on the team's ring of slots (team/line_ring.hpp),
-// persistent rounds on the lines of their call (RoundLines, team/posted_calls.hpp); both compute
+// persistent rounds on the lines of their call (RoundLines, algo/posted/calls.hpp); both compute
 // an output with output_from_lines (intra/lines.hpp), as the blocking calls' lines form does.
 //
 // Phases (T threads of one process, c bytes contributed per thread, c <= round_line_max_bytes):

@@ -22,7 +22,7 @@ bool runs_on_lines(const Call& c, std::size_t count, int threads);
 // Thread me begins its next call on the lines: its fingerprint, arguments and a copy of its
 // contribution into its slot, stamped; first, when the slot's previous call is not complete
 // for every thread, completes it for them. `general`: the call takes the general schedule
-// (team/posted_calls.hpp) and only stamps its place, so that threads that took different
+// (algo/posted/calls.hpp) and only stamps its place, so that threads that took different
 // schedules for one call find out. invalid: this thread's own arguments are wrong (the others'
 // calls then fail with that error). Returns the call's number. Throws TeamAborted and
 // Error(timeout) as any wait.

@@ -1,4 +1,4 @@
-// The schedule of a posted (nonblocking or persistent) collective (team/posted_calls.hpp;
+// The schedule of a posted (nonblocking or persistent) collective (algo/posted/calls.hpp;
 // docs/design.md section 14), one per collective, in three steps:
 //   pack:   started by the last thread of the process to start the call: checks that the
 //           threads agree (prepare), then combines (reductions) or gathers (movers) every
@@ -22,7 +22,7 @@
 
 #include <span>
 
-#include "team/posted_calls.hpp"
+#include "algo/posted/calls.hpp"
 
 namespace tlc::detail {
 class ProcessComm;

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "intra/copy_plan.hpp"
-#include "team/posted_calls.hpp"
+#include "algo/posted/calls.hpp"
 #include "team/rendezvous.hpp"
 
 namespace tlc::detail::posted {

@@ -37,6 +37,7 @@
 #include "inter/posted_op.hpp"
 #include "intra/sliced_reduce.hpp"
 #include "team/flags.hpp"
+#include "team/posted_engine.hpp"
 #include "team/wait_policy.hpp"
 
 namespace tlc::detail {
@@ -236,15 +237,16 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
 };
 
 // The team's part that numbers and starts posted calls.
-class PostedCalls {
+// The engine of a team's posted calls, owned by the team (team/posted_engine.hpp) and made at
+// its first posted call (posted_calls()).
+class PostedCalls final : public PostedEngine {
  public:
-  // limit: how many calls each thread may have started and not completed.
-  void prepare(int threads, int limit);
-  // The optional progress thread (TeamOptions::progress): tests the calls in flight between
-  // processes until they complete, so that they advance while every thread of the team computes.
-  void start_progress_thread(TeamImpl& team);
-  void stop_progress_thread() noexcept;
-  ~PostedCalls() { stop_progress_thread(); }
+  // The team's limit of calls each thread may have started and not completed, and, with
+  // TeamOptions::progress, the progress thread: it tests the calls in flight between processes
+  // until they complete, so that they advance while every thread of the team computes.
+  explicit PostedCalls(TeamImpl& team);
+  void stop_progress_thread() noexcept override;
+  ~PostedCalls() override { stop_progress_thread(); }
   int limit() const noexcept { return limit_; }
 
   // Thread me starts the next call of its order: entry joins the call numbered so (opened by
@@ -290,7 +292,7 @@ class PostedCalls {
   // advances them all (team/team.cpp adds this to the watch of the team's MPI waits). Without
   // that, processes that wait for different calls, or one in a blocking call, would each wait
   // for the other's next round.
-  void advance_rounds();
+  void advance_rounds() override;
   // TLC_CHECK: posts, in order, the steps whose comparison across processes has completed (a
   // call whose processes disagree fails on every process alike, and its step is never posted);
   // tests the oldest comparison in flight. Whether any call waits for one.
@@ -373,5 +375,8 @@ class PostedCalls {
   std::uint64_t next_to_post_ = 1;
   int limit_ = 0;
 };
+
+// The team's engine of posted calls, made at its first posted call.
+PostedCalls& posted_calls(TeamImpl& team);
 
 }  // namespace tlc::detail

@@ -1,5 +1,5 @@
 // tlc::Request and tlc::Persistent (include/tlc/request.hpp), and the nonblocking and
-// persistent starts of tlc::Thread: the public face of the posted calls (team/posted_calls.hpp).
+// persistent starts of tlc::Thread: the public face of the posted calls (algo/posted/calls.hpp).
 #include <exception>
 #include <optional>
 #include <string>
@@ -11,10 +11,10 @@
 #include <tlc/thread.hpp>
 
 #include "algo/algorithms.hpp"
+#include "algo/posted/calls.hpp"
 #include "algo/posted/lines.hpp"
 #include "intra/sliced_reduce.hpp"
 #include "select/collective_traits.hpp"
-#include "team/posted_calls.hpp"
 #include "team/team_impl.hpp"
 
 namespace tlc {
@@ -92,18 +92,18 @@ std::optional<Request> start_nonblocking_on_lines(TeamImpl& team, int me, const 
   CallDescriptor d;
   const std::string invalid = check_own_arguments(call, team.global_rank(me), team.size(), d);
   if (!posted::runs_on_lines(call, d.count, team.threads())) return std::nullopt;
-  team.posted().count_start(team, me);
+  posted_calls(team).count_start(team, me);
   const std::int64_t started = team.telemetry().enabled() ? Telemetry::now() : 0;
   std::uint64_t n = 0;
   try {
     n = posted::start_on_lines(team, me, call, d.count, d.contribution, d.contribution_bytes,
                                invalid, /*general=*/false);
   } catch (...) {
-    team.posted().finished(me);
+    posted_calls(team).finished(me);
     throw;
   }
   if (!invalid.empty()) {
-    team.posted().finished(me);
+    posted_calls(team).finished(me);
     throw_invalid(invalid);
   }
   return PostedAccess::on_lines(team.line_ring()->seat(me), n, me, started);
@@ -127,7 +127,7 @@ Request Thread::start_posted(const detail::Call& call, const detail::VariantLayo
   if (team.line_ring())  // its place on the lines, so that threads that disagree find out
     entry.line_call = detail::posted::start_on_lines(team, local_, entry.call, entry.count, nullptr,
                                                      0, entry.invalid, /*general=*/true);
-  auto shared = team.posted().start(team, local_, std::move(entry), nullptr, 1);
+  auto shared = posted_calls(team).start(team, local_, std::move(entry), nullptr, 1);
   if (!invalid.empty()) detail::throw_invalid(invalid);
   return detail::PostedAccess::request(std::move(shared), 1, local_, started);
 }
@@ -142,7 +142,7 @@ Persistent Thread::init_persistent(const detail::Call& call, const detail::Varia
   if (team.line_ring())  // as a nonblocking call on the general schedule (start_posted)
     entry.line_call = detail::posted::start_on_lines(team, local_, entry.call, entry.count, nullptr,
                                                      0, entry.invalid, /*general=*/true);
-  auto shared = team.posted().start(team, local_, std::move(entry), nullptr, 0);
+  auto shared = posted_calls(team).start(team, local_, std::move(entry), nullptr, 0);
   if (!invalid.empty()) detail::throw_invalid(invalid);
   return detail::PostedAccess::persistent(std::move(shared), local_);
 }
@@ -168,7 +168,7 @@ bool complete(PostedCall& call, std::uint64_t round, int me, bool block, std::in
       done = PostedCalls::test(call, round, me);
   } catch (...) {
     PostedCalls::abandon(call, round);
-    team.posted().finished(me);
+    posted_calls(team).finished(me);
     throw;
   }
   done = done || block;
@@ -179,7 +179,7 @@ bool complete(PostedCall& call, std::uint64_t round, int me, bool block, std::in
       telemetry.posted_done(me, call.entries[static_cast<std::size_t>(me)].call.collective,
                             left - started_ns, waited_ns);
   }
-  if (done) team.posted().finished(me);
+  if (done) posted_calls(team).finished(me);
   return done;
 }
 
@@ -203,7 +203,7 @@ bool complete_on_lines(const LineSeat& seat, std::uint64_t n, bool block, std::i
       done = posted::test_on_lines(team, me, n);
   } catch (...) {
     posted::abandon_on_lines(team, me, n);
-    team.posted().finished(me);
+    posted_calls(team).finished(me);
     throw;
   }
   done = done || block;
@@ -212,7 +212,7 @@ bool complete_on_lines(const LineSeat& seat, std::uint64_t n, bool block, std::i
     waited_ns += left - entered;
     if (done) telemetry.posted_done(me, collective, left - started_ns, waited_ns);
   }
-  if (done) team.posted().finished(me);
+  if (done) posted_calls(team).finished(me);
   return done;
 }
 
@@ -349,7 +349,7 @@ void Persistent::start() {
   detail::TeamImpl& team = detail::team_of(*call_);
   started_ns_ = detail::start_stamp(*call_);
   waited_ns_ = 0;
-  team.posted().start_round(team, me_, *call_, round_ + 1);
+  posted_calls(team).start_round(team, me_, *call_, round_ + 1);
   ++round_;
   active_ = true;
 }

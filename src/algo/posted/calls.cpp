@@ -1,5 +1,5 @@
-// The order and progress of posted calls (team/posted_calls.hpp).
-#include "team/posted_calls.hpp"
+// The order and progress of posted calls (algo/posted/calls.hpp).
+#include "algo/posted/calls.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -63,9 +63,19 @@ void PostedCall::reset_for_reuse() noexcept {
   if (out.capacity() > kept_bytes) std::vector<std::byte>().swap(out);
 }
 
-void PostedCalls::prepare(int threads, int limit) {
-  threads_.assign(static_cast<std::size_t>(threads), Counters{});
-  limit_ = limit;
+PostedCalls::PostedCalls(TeamImpl& team)
+    : threads_(static_cast<std::size_t>(team.threads())), limit_(team.max_requests()) {
+  // Nothing to advance between processes with one.
+  if (team.progress_thread() && team.processes() > 1) {
+    progress_on_ = true;
+    progress_team_ = &team;
+    progress_thread_ = std::thread([this] { progress_loop(); });
+  }
+}
+
+PostedCalls& posted_calls(TeamImpl& team) {
+  return static_cast<PostedCalls&>(
+      team.posted_engine([&team] { return std::make_unique<PostedCalls>(team); }));
 }
 
 RoundLines::RoundLines(int threads, std::size_t payload_bytes)
@@ -478,13 +488,6 @@ void PostedCalls::pump_checks(TeamImpl& team) {
   }
 }
 
-void PostedCalls::start_progress_thread(TeamImpl& team) {
-  if (team.processes() == 1) return;  // nothing to advance between processes
-  progress_on_ = true;
-  progress_team_ = &team;
-  progress_thread_ = std::thread([this] { progress_loop(); });
-}
-
 void PostedCalls::stop_progress_thread() noexcept {
   if (!progress_thread_.joinable()) return;
   {
@@ -522,7 +525,7 @@ void PostedCalls::progress_loop() {
 }
 
 bool PostedCalls::advance(PostedCall& call, std::uint64_t round) {
-  call.team.posted().advance_rounds();
+  posted_calls(call.team).advance_rounds();
   return advance_call(call, round);
 }
 
@@ -549,7 +552,7 @@ bool PostedCalls::advance_call(PostedCall& call, std::uint64_t round) {
     return true;
   if (call.posted.load(std::memory_order_acquire) < round) {
     if (call.check_queued.load(std::memory_order_acquire) < round) return false;
-    call.team.posted().pump_checks(call.team);
+    posted_calls(call.team).pump_checks(call.team);
     if (call.posted.load(std::memory_order_acquire) < round)
       return call.failed.load(std::memory_order_acquire) >= round;
   }
@@ -568,6 +571,11 @@ bool PostedCalls::advance_call(PostedCall& call, std::uint64_t round) {
 }
 
 namespace {
+
+// What a long wait of a posted call compares for a v-variant (ProcessFailures::PostedWait).
+void calls_of(const void* call, std::vector<const Call*>& out) {
+  for (const PostedEntry& e : static_cast<const PostedCall*>(call)->entries) out.push_back(&e.call);
+}
 
 // The call's error, thrown as this thread's own copy. Threads that rethrow one shared exception
 // object release it in the C++ runtime, whose reference count ThreadSanitizer cannot see (it
@@ -648,7 +656,7 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
       // long wait is compared as the call's own: a process that compares a call the others do
       // not (their sizes differ) is found waiting in a call that differs.
       const CallFingerprint what = fingerprint();
-      const ProcessFailures::PostedWait told(call.pack_sequence, &what, &call);
+      const ProcessFailures::PostedWait told(call.pack_sequence, &what, &call, &calls_of);
       team.posted_check_comm().wait_until([&] { return advance(call, round); },
                                           "the TLC_CHECK comparison of a nonblocking call");
       continue;
@@ -659,7 +667,7 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
       // has not been posted): block politely.
       if (call.packing.load(std::memory_order_acquire) == round &&
           call.claimed_tasks.load(std::memory_order_relaxed) < call.pack_tasks) {
-        team.posted().help_pack(call, round, me);
+        posted_calls(team).help_pack(call, round, me);
         continue;
       }
       // One process: threads that put this call on lines never come here (they abort the team
@@ -690,7 +698,7 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
       continue;
     }
     const CallFingerprint what = fingerprint();
-    const ProcessFailures::PostedWait told(call.pack_sequence, &what, &call);
+    const ProcessFailures::PostedWait told(call.pack_sequence, &what, &call, &calls_of);
     team.posted_comm().wait_until([&] { return advance(call, round); }, "a nonblocking collective");
   }
 }
