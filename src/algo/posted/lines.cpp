@@ -235,8 +235,10 @@ bool test_on_lines(TeamImpl& team, int me, std::uint64_t n) {
       team.waiter().throw_if_aborted();
       return false;
     }
-    learn_completions(ring, me, n);
     if (s.claimed.exchange(n, std::memory_order_acq_rel) != n) {
+      // Holding the claim, so the slots of call n stay until this thread marks its output done
+      // (a slot is reused only after every thread's output is done).
+      learn_completions(ring, me, n);
       finish_slot(team, ring, me, n);
       s.done.store(n, std::memory_order_release);  // read by polls only (await_done)
     } else if (s.done.load(std::memory_order_acquire) < n) {
