@@ -25,10 +25,6 @@ void scatter_across(TeamImpl& team, int me, const CallView& view, const Plan& pl
 void alltoall_across(TeamImpl& team, int me, const CallView& view, const Plan& plan);
 void reduce_scatter_block_across(TeamImpl& team, int me, const CallView& view, const Plan& plan);
 
-inline void copy_bytes(void* to, const void* from, std::size_t bytes) {
-  if (bytes && to != from) std::memcpy(to, from, bytes);
-}
-
 // First global rank of every process and the team size after them (P + 1 entries): the piece
 // groups of a rank-packed region.
 inline const std::vector<std::size_t>& rank_starts(const TeamImpl& team) {

@@ -31,41 +31,60 @@ namespace tlc::detail {
 
 namespace {
 
+// The step between processes of a reduction, the one place where the plan's algorithm becomes
+// a call: n elements of `in` (this process's contribution) combined across processes into `out`
+// (in_place: out holds the contribution). `what`: allreduce; reduce (into the root process's
+// out; in place unless binomial); scan or exscan (the combination over the processes up to this
+// one, or below it; not recursive doubling: exscan in place only).
+void reduction_step(ProcessComm& comm, const Plan& plan, const Call& c, Collective what,
+                    const std::byte* in, std::byte* out, std::size_t n, bool in_place,
+                    int root_process) {
+  const Algorithm a = plan.algorithm;
+  switch (what) {
+    case Collective::allreduce:
+      if (a == Algorithm::recursive_doubling)
+        return p2p::recursive_doubling_allreduce(comm, in, out, n, c);
+      if (a == Algorithm::rabenseifner) return p2p::rabenseifner_allreduce(comm, in, out, n, c);
+      return comm.allreduce(in_place ? nullptr : in, out, n, c);
+    case Collective::reduce:
+      if (a != Algorithm::binomial) return comm.reduce_in_place(out, n, c, root_process);
+      if (in_place)
+        return p2p::binomial_reduce(comm, out, n, c, root_process,
+                                    p2p::binomial_reduce_segment_bytes);
+      return p2p::binomial_reduce(comm, in, out, n, c, root_process,
+                                  p2p::binomial_reduce_segment_bytes);
+    default:  // scan, exscan
+      if (a == Algorithm::recursive_doubling)
+        return p2p::recursive_doubling_scan(comm, in, out, n, c, what == Collective::exscan);
+      return comm.exscan_in_place(out, n, c);
+  }
+}
+
 // One thread here: nothing to combine inside the process, the network step runs on the
 // caller's buffers (Planner: allreduce with any algorithm, reduce with the binomial tree, scan
 // and exscan with recursive doubling).
 void reduction_direct(TeamImpl& team, const CallDescriptor& d, const Plan& plan) {
   const Call& c = d.call;
   const std::size_t n = d.count, bytes = n * c.type.size;
-  ProcessComm& comm = team.comm();
-  if (plan.algorithm == Algorithm::hierarchical) {  // allreduce
-    comm.allreduce(c.in_place ? nullptr : c.send, c.recv, n, c);
-    return;
-  }
+  auto* out = static_cast<std::byte*>(c.recv);
   if (c.collective == Collective::reduce) {  // binomial: the root's output is the accumulator
     const int root_process = team.process_of(c.root);
     thread_local std::vector<std::byte> accumulator;
-    std::byte* at = static_cast<std::byte*>(c.recv);
     if (root_process != team.process()) {
       if (accumulator.size() < bytes) accumulator.resize(bytes);
-      at = accumulator.data();
+      out = accumulator.data();
     }
-    p2p::binomial_reduce(comm, static_cast<const std::byte*>(d.contribution), at, n, c,
-                         root_process, p2p::binomial_reduce_segment_bytes);
-    return;
+    return reduction_step(team.comm(), plan, c, c.collective,
+                          static_cast<const std::byte*>(d.contribution), out, n, false,
+                          root_process);
   }
-  auto* out = static_cast<std::byte*>(c.recv);
-  if (c.collective == Collective::scan || c.collective == Collective::exscan) {
-    p2p::recursive_doubling_scan(comm, static_cast<const std::byte*>(d.contribution), out, n, c,
-                                 c.collective == Collective::exscan);
-    return;
-  }
-  // Out of place the first exchange reads the input where it is (no copy into the output).
-  const auto* in = c.in_place ? out : static_cast<const std::byte*>(c.send);
-  if (plan.algorithm == Algorithm::rabenseifner)
-    p2p::rabenseifner_allreduce(comm, in, out, n, c);
-  else
-    p2p::recursive_doubling_allreduce(comm, in, out, n, c);
+  // Out of place the first exchange of an allreduce reads the input where it is (no copy into
+  // the output first).
+  const bool scans = c.collective == Collective::scan || c.collective == Collective::exscan;
+  const auto* in = scans        ? static_cast<const std::byte*>(d.contribution)
+                   : c.in_place ? out
+                                : static_cast<const std::byte*>(c.send);
+  reduction_step(team.comm(), plan, c, c.collective, in, out, n, c.in_place && !scans, -1);
 }
 
 }  // namespace
@@ -103,29 +122,9 @@ void reduction_across(TeamImpl& team, int me, const CallView& view, const Plan& 
   auto network = [&](std::size_t i, ProcessComm& comm, int l) {
     const Slice part = pipe.lane_part(i, l);
     std::byte* at = region(i) + part.begin * e;
-    switch (collective) {
-      case Collective::allreduce:
-        if (plan.algorithm == Algorithm::recursive_doubling)
-          p2p::recursive_doubling_allreduce(comm, at, part.size(), c);
-        else if (plan.algorithm == Algorithm::rabenseifner)
-          p2p::rabenseifner_allreduce(comm, at, part.size(), c);
-        else
-          comm.allreduce_in_place(at, part.size(), c);
-        return;
-      case Collective::reduce:
-        if (plan.algorithm == Algorithm::binomial)
-          p2p::binomial_reduce(comm, at, part.size(), c, root_process,
-                               p2p::binomial_reduce_segment_bytes);
-        else
-          comm.reduce_in_place(at, part.size(), c, root_process);
-        return;
-      default:  // scan, exscan: the reduction over the lower processes
-        if (plan.algorithm == Algorithm::recursive_doubling)
-          p2p::recursive_doubling_scan(comm, at, at, part.size(), c, true);
-        else
-          comm.exscan_in_place(at, part.size(), c);
-        return;
-    }
+    // In place on the region; scan and exscan: the combination over the lower processes.
+    reduction_step(comm, plan, c, collective == Collective::scan ? Collective::exscan : collective,
+                   at, at, part.size(), true, root_process);
   };
   auto consume = [&](std::size_t i) {
     switch (collective) {

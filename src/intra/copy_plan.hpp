@@ -11,9 +11,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace tlc::detail {
+
+// memcpy that tolerates the empty and the in-place copy (the same address), which the
+// collectives' copies meet at their edges (a block of 0 elements, an output that is its input).
+inline void copy_bytes(void* to, const void* from, std::size_t bytes) {
+  if (bytes && to != from) std::memcpy(to, from, bytes);
+}
 
 class CopyPlan {
  public:

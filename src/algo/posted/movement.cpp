@@ -20,6 +20,7 @@
 
 #include "algo/posted/schedule.hpp"
 #include "inter/process_comm.hpp"
+#include "intra/copy_plan.hpp"
 #include "intra/sliced_reduce.hpp"
 #include "team/team_impl.hpp"
 
@@ -28,10 +29,6 @@ namespace tlc::detail::posted {
 namespace {
 
 using Bytes = std::vector<std::size_t>;
-
-void copy_bytes(void* to, const void* from, std::size_t bytes) {
-  if (bytes && to != from) std::memcpy(to, from, bytes);
-}
 
 std::size_t at(std::span<const std::size_t> values, int i) {
   return values[static_cast<std::size_t>(i)];
