@@ -242,7 +242,6 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
   leader_switch_.prepare(threads_, switch_comm_.get(), config.plan.verbose && comm_->rank() == 0);
   rendezvous_.prepare(roster_, failures_, arrival_);
   arrival_.prepare(threads_);
-  if (processes() == 1) line_ring_ = std::make_unique<LineRing>(*this, threads_);
   planner_ = Planner(shape(), config.plan);
   telemetry_.prepare(threads_, config.stats);
   stats_report_ = config.stats_report;

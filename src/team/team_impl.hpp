@@ -146,8 +146,18 @@ class TeamImpl {
   int max_requests() const noexcept { return config_.max_requests; }
   bool progress_thread() const noexcept { return config_.progress_thread; }
   // One process: the lines of the nonblocking calls whose contributions are small
-  // (team/line_ring.hpp); null with several processes.
-  LineRing* line_ring() noexcept { return line_ring_.get(); }
+  // (team/line_ring.hpp), made at the first call that asks (any thread, once); null with several
+  // processes.
+  LineRing* line_ring() {
+    if (processes() > 1) return nullptr;
+    if (LineRing* ring = line_ring_ptr_.load(std::memory_order_acquire)) [[likely]]
+      return ring;
+    std::call_once(line_ring_once_, [this] {
+      line_ring_ = std::make_unique<LineRing>(*this, threads_);
+      line_ring_ptr_.store(line_ring_.get(), std::memory_order_release);
+    });
+    return line_ring_.get();
+  }
   // A duplicate of the process communicator for their steps between processes, so that their
   // MPI collectives never interleave with those of the blocking calls.
   ProcessComm& posted_comm() noexcept { return *posted_comm_; }
@@ -253,9 +263,11 @@ class TeamImpl {
 
   // The threads of run(): started on first use, so attach-only programs have no idle threads.
   std::unique_ptr<WorkerPool> pool_;
-  // One process: the lines of the nonblocking calls (the last member: the others keep their
-  // places).
+  // One process: the lines of the nonblocking calls, once made (the last members: the others
+  // keep their places).
+  std::once_flag line_ring_once_;
   std::unique_ptr<LineRing> line_ring_;
+  std::atomic<LineRing*> line_ring_ptr_{nullptr};
 };
 
 }  // namespace tlc::detail

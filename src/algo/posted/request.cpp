@@ -252,27 +252,20 @@ Request::~Request() {
 }
 
 bool Request::test() {
-  if (seat_) {
-    bool done = true;
-    try {
-      done = detail::complete_on_lines(*seat_, round_, false, started_ns_, waited_ns_);
-    } catch (...) {
-      seat_.reset();
-      throw;
-    }
-    if (done) seat_.reset();
-    return done;
-  }
-  if (!call_) return true;
-  auto call = call_;
+  if (!active()) return true;
   bool done = true;
   try {
-    done = detail::complete(*call, round_, me_, false, started_ns_, waited_ns_);
+    done = seat_ ? detail::complete_on_lines(*seat_, round_, false, started_ns_, waited_ns_)
+                 : detail::complete(*call_, round_, me_, false, started_ns_, waited_ns_);
   } catch (...) {
     call_.reset();
+    seat_.reset();
     throw;
   }
-  if (done) call_.reset();
+  if (done) {
+    call_.reset();
+    seat_.reset();
+  }
   return done;
 }
 
