@@ -252,6 +252,24 @@ void TeamImpl::connect(Config config, bool oversubscribed, bool serialized) {
   if (failures_.connected()) Watchman::enroll(failures_);
 }
 
+PostedEngine& TeamImpl::make_posted_engine(MakePostedEngine make) {
+  std::lock_guard<std::mutex> lock(made_mutex_);
+  if (!posted_engine_) {
+    posted_engine_ = make(*this);
+    posted_engine_ptr_.store(posted_engine_.get(), std::memory_order_release);
+  }
+  return *posted_engine_;
+}
+
+LineRing* TeamImpl::make_line_ring() {
+  std::lock_guard<std::mutex> lock(made_mutex_);
+  if (!line_ring_) {
+    line_ring_ = std::make_unique<LineRing>(*this, threads_);
+    line_ring_ptr_.store(line_ring_.get(), std::memory_order_release);
+  }
+  return line_ring_.get();
+}
+
 TeamImpl::~TeamImpl() {
   // The engine's progress thread tests MPI requests of the communicators freed below.
   if (posted_engine_) posted_engine_->stop_progress_thread();

@@ -131,15 +131,11 @@ class TeamImpl {
 
   // --- Nonblocking and persistent calls (their engine: algo/posted/calls.hpp) ---
   // The engine, made by `make` at the first call that needs it (any thread, once).
-  template <class Make>
-  PostedEngine& posted_engine(Make&& make) {
+  using MakePostedEngine = std::unique_ptr<PostedEngine> (*)(TeamImpl& team);
+  PostedEngine& posted_engine(MakePostedEngine make) {
     if (PostedEngine* engine = posted_engine_ptr_.load(std::memory_order_acquire)) [[likely]]
       return *engine;
-    std::call_once(posted_engine_once_, [&] {
-      posted_engine_ = make();
-      posted_engine_ptr_.store(posted_engine_.get(), std::memory_order_release);
-    });
-    return *posted_engine_;
+    return make_posted_engine(make);
   }
   // The engine's limit of calls in progress per thread and whether it runs a progress thread
   // (TeamOptions::max_requests, TeamOptions::progress).
@@ -152,11 +148,7 @@ class TeamImpl {
     if (processes() > 1) return nullptr;
     if (LineRing* ring = line_ring_ptr_.load(std::memory_order_acquire)) [[likely]]
       return ring;
-    std::call_once(line_ring_once_, [this] {
-      line_ring_ = std::make_unique<LineRing>(*this, threads_);
-      line_ring_ptr_.store(line_ring_.get(), std::memory_order_release);
-    });
-    return line_ring_.get();
+    return make_line_ring();
   }
   // A duplicate of the process communicator for their steps between processes, so that their
   // MPI collectives never interleave with those of the blocking calls.
@@ -211,6 +203,10 @@ class TeamImpl {
 
  private:
   ThreadSlot& slot(int i) noexcept { return rendezvous_.slot(i); }
+  // The first calls' slow paths of posted_engine() and line_ring(), under made_mutex_.
+  PostedEngine& make_posted_engine(MakePostedEngine make);
+  LineRing* make_line_ring();
+  std::mutex made_mutex_;
   void connect(Config config, bool oversubscribed, bool serialized);
   // Makes the sub-teams this process hosts (split.cpp), on local thread 0.
   void build_sub_teams(const SplitLayout& layout);
@@ -243,7 +239,6 @@ class TeamImpl {
   Rendezvous rendezvous_;
   ProcessFailures failures_{rendezvous_.waiter()};  // after rendezvous_, whose waiter it uses
   ArrivalState arrival_;
-  std::once_flag posted_engine_once_;
   std::unique_ptr<PostedEngine> posted_engine_;
   std::atomic<PostedEngine*> posted_engine_ptr_{nullptr};  // posted_engine_, once made
   std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
@@ -265,7 +260,6 @@ class TeamImpl {
   std::unique_ptr<WorkerPool> pool_;
   // One process: the lines of the nonblocking calls, once made (the last members: the others
   // keep their places).
-  std::once_flag line_ring_once_;
   std::unique_ptr<LineRing> line_ring_;
   std::atomic<LineRing*> line_ring_ptr_{nullptr};
 };

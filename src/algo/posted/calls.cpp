@@ -75,7 +75,9 @@ PostedCalls::PostedCalls(TeamImpl& team)
 
 PostedCalls& posted_calls(TeamImpl& team) {
   return static_cast<PostedCalls&>(
-      team.posted_engine([&team] { return std::make_unique<PostedCalls>(team); }));
+      team.posted_engine([](TeamImpl& t) -> std::unique_ptr<PostedEngine> {
+        return std::make_unique<PostedCalls>(t);
+      }));
 }
 
 RoundLines::RoundLines(int threads, std::size_t payload_bytes)
