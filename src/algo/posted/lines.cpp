@@ -71,17 +71,14 @@ void finish_slot(TeamImpl& team, LineRing& ring, int t, std::uint64_t n) {
     while (g < T && !ring.slot(g, n).general) ++g;
     int l = 0;
     while (l < T && ring.slot(l, n).general) ++l;
-    std::string message =
-        "tlc " + std::string(what()) +
-        ": threads started different nonblocking calls at one place of their "
-        "order (" +
-        team.who(l) + " a call on lines, " + team.who(g) +
-        " one on the general "
-        "schedule" +
-        (differs ? ": " + fingerprint_difference(team.who(0), zero.fingerprint, team.who(differs),
-                                                 ring.slot(differs, n).fingerprint)
-                 : std::string()) +
-        ")";
+    std::string message = "tlc " + std::string(what()) +
+                          ": threads started different nonblocking calls at one place of their "
+                          "order (";
+    message += team.who(l) + " a call on lines, " + team.who(g) + " one on the general schedule";
+    if (differs)
+      message += ": " + fingerprint_difference(team.who(0), zero.fingerprint, team.who(differs),
+                                               ring.slot(differs, n).fingerprint);
+    message += ")";
     team.abort(message);
     ring.record_failure(t, n, Errc::mismatch, std::move(message));
     return;
