@@ -16,6 +16,40 @@
 
 namespace tlc::detail {
 
+thread_local int WorldErrorsReturned::depth_ = 0;
+
+namespace {
+
+// MPI_COMM_WORLD's handler while tlc's is there.
+void world_error_handler(MPI_Comm* comm, int* code, ...) {
+  if (WorldErrorsReturned::held()) return;  // the code comes back to tlc's check_mpi
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(*code, text, &length) != MPI_SUCCESS) length = 0;
+  std::fprintf(stderr, "Fatal error in an MPI call: %.*s\n", length, text);
+  std::fflush(stderr);
+  MPI_Abort(*comm, *code);
+}
+
+}  // namespace
+
+void return_world_errors_to_tlc() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto lock = serialize_mpi();
+    MPI_Errhandler current = MPI_ERRHANDLER_NULL;
+    check_mpi(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &current), "MPI_Comm_get_errhandler");
+    const bool fatal = current == MPI_ERRORS_ARE_FATAL;
+    if (current != MPI_ERRHANDLER_NULL) MPI_Errhandler_free(&current);
+    if (!fatal) return;
+    MPI_Errhandler ours = MPI_ERRHANDLER_NULL;
+    check_mpi(MPI_Comm_create_errhandler(&world_error_handler, &ours),
+              "MPI_Comm_create_errhandler");
+    check_mpi(MPI_Comm_set_errhandler(MPI_COMM_WORLD, ours), "MPI_Comm_set_errhandler");
+    MPI_Errhandler_free(&ours);  // MPI_COMM_WORLD keeps it
+  });
+}
+
 void check_mpi(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];

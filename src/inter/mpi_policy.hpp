@@ -39,6 +39,12 @@ inline std::unique_lock<std::mutex> serialize_mpi() {
 // collectives inside MPI; its non-blocking form is completed politely (see complete_politely).
 MPI_Comm duplicate_comm(MPI_Comm parent, bool assert_no_wildcards);
 
+// Where MPI_COMM_WORLD still has MPI's default handler, MPI_ERRORS_ARE_FATAL, puts tlc's there
+// (see WorldErrorsReturned, mpi_check.hpp): errors of tlc's request completions come back to
+// tlc, every other error ends the job as before. A handler the application chose is left alone.
+// Once per process; a team's construction calls it.
+void return_world_errors_to_tlc();
+
 // How many lanes the MPI library can progress at once, as far as it says: MPICH's number of
 // VCIs (MPIR_CVAR_CH4_NUM_VCIS through the MPI tool interface; 1 in a global-lock build), or 0
 // when the library does not tell or MPI is not initialised.

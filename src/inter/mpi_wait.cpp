@@ -59,6 +59,7 @@ void complete_politely(MPI_Request& request, const char* what) {
     int done = 0;
     {
       auto lock = serialize_mpi();
+      const WorldErrorsReturned returned;
       check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
     }
     if (done) return;
@@ -157,6 +158,7 @@ void MpiWait::complete(MPI_Request& request, const char* what) {
   poll(
       [&](int& done) {
         auto lock = serialize_mpi();
+        const WorldErrorsReturned returned;
         check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
       },
       what);
@@ -167,6 +169,7 @@ void MpiWait::wait_all(std::span<MPI_Request> requests, const char* what) {
   const int count = static_cast<int>(requests.size());
   auto test = [&](int& done) {
     auto lock = serialize_mpi();
+    const WorldErrorsReturned returned;
     check_mpi(MPI_Testall(count, requests.data(), &done, MPI_STATUSES_IGNORE), what);
   };
   // Requests complete at the first test (an eager send, a message that has arrived) need
@@ -185,6 +188,7 @@ void MpiWait::wait_all_alongside(std::span<MPI_Request> requests,
         if (!requests_done) {
           int flag = 0;
           auto lock = serialize_mpi();
+          const WorldErrorsReturned returned;
           check_mpi(MPI_Testall(count, requests.data(), &flag, MPI_STATUSES_IGNORE), what);
           requests_done = flag != 0;
         }

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <new>
 #include <span>
 #include <string>
@@ -236,30 +237,61 @@ inline constexpr std::size_t binomial_reduce_segment_bytes = 256 * 1024;
 // ---- helpers shared by the implementations ----
 namespace util {
 
-// Tags keep the messages of different algorithms (and phases) apart on one lane, which makes a
-// mismatch between processes show up as a hang in one place instead of silently wrong data.
-enum Tag : int {
-  tag_ring_allgather = 0x7c01,
-  tag_bruck_allgather,
-  tag_bcast,
-  tag_pairwise_alltoall,
-  tag_isend_alltoall,
-  tag_reduce_scatter,
-  tag_recursive_doubling,
-  tag_recursive_doubling_fold,
-  tag_recursive_doubling_unfold,
-  tag_rabenseifner_fold,
-  tag_rabenseifner_fold_result,
-  tag_rabenseifner_halving,
-  tag_rabenseifner_doubling,
-  tag_rabenseifner_unfold,
-  tag_binomial_reduce,
-  tag_binomial_reduce_to_root,
-  tag_barrier,
-  tag_scan,
-  tag_gather,
-  tag_scatter,
+// The steps of tlc's algorithms, which keep their messages apart on one lane. A message's tag
+// (wire_tag) is its step together with what its call is and the message's own size, so that a
+// message of a call that disagrees with the receiver's (another collective, count, op, element
+// type or root) never matches: the receiver waits instead of taking wrong data or failing on a
+// truncated message, and the long-wait comparison (team/process_failures.hpp) names both calls.
+enum class Tag : int {
+  ring_allgather = 1,
+  bruck_allgather,
+  bcast,
+  pairwise_alltoall,
+  isend_alltoall,
+  reduce_scatter,
+  recursive_doubling,
+  recursive_doubling_fold,
+  recursive_doubling_unfold,
+  rabenseifner_fold,
+  rabenseifner_fold_result,
+  rabenseifner_halving,
+  rabenseifner_doubling,
+  rabenseifner_unfold,
+  binomial_reduce,
+  binomial_reduce_to_root,
+  barrier,
+  scan,
+  gather,
+  scatter,
 };
+
+// What a call is, as far as the processes must agree on it: its collective, and for reductions
+// its built-in op and element type, and its root. (A user op's function differs in address from
+// process to process and is left out; TLC_CHECK compares it.)
+inline std::uint64_t call_word(const Call& call) noexcept {
+  return static_cast<std::uint64_t>(call.collective) | static_cast<std::uint64_t>(call.op) << 8 |
+         static_cast<std::uint64_t>(call.type.type_class) << 16 |
+         static_cast<std::uint64_t>(call.type.size) << 24 |
+         static_cast<std::uint64_t>(static_cast<std::uint16_t>(call.root + 1)) << 32;
+}
+// A root among the processes of the lane (bits of their own beside call_word's): what the
+// messages of a movement carry beside their sizes, and a reduction's beside its call.
+inline std::uint64_t root_word(int root) noexcept {
+  return static_cast<std::uint64_t>(static_cast<std::uint16_t>(root + 1)) << 48;
+}
+
+// A step and the word of its call.
+struct MessageTag {
+  Tag step;
+  std::uint64_t call = 0;
+  MessageTag(Tag s, std::uint64_t c = 0) noexcept : step(s), call(c) {}  // NOLINT: a Tag is one
+};
+
+// The tag on the wire of a message of `bytes` bytes.
+inline int wire_tag(const ProcessComm& lane, MessageTag tag, std::size_t bytes) noexcept {
+  return lane.message_tag(static_cast<int>(tag.step),
+                          tag.call * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(bytes));
+}
 
 // v mod size for v in [-size, 2 size), without the division of %.
 inline int wrap(int v, int size) noexcept { return v < 0 ? v + size : v >= size ? v - size : v; }
@@ -305,6 +337,16 @@ inline void irecv(ProcessComm& lane, void* data, std::size_t bytes, int from, in
       "MPI_Irecv");
 }
 
+// The same for the messages of tlc's algorithms: the tag says what the message is (wire_tag).
+inline void isend(ProcessComm& lane, const void* data, std::size_t bytes, int to, MessageTag tag,
+                  MPI_Request& request) {
+  isend(lane, data, bytes, to, wire_tag(lane, tag, bytes), request);
+}
+inline void irecv(ProcessComm& lane, void* data, std::size_t bytes, int from, MessageTag tag,
+                  MPI_Request& request) {
+  irecv(lane, data, bytes, from, wire_tag(lane, tag, bytes), request);
+}
+
 // Per-thread scratch memory, 64-byte aligned (enough for any element type a combine function
 // casts to), grown on demand and kept for the thread's lifetime: lane threads are long-lived,
 // so in steady state the algorithms allocate nothing. `slot` separates buffers that one call
@@ -333,4 +375,11 @@ inline std::byte* scratch(std::size_t bytes, int slot = 0) {
 }
 
 }  // namespace util
+
+// receive() of a message of tlc's algorithms (util::wire_tag).
+inline void receive(ProcessComm& lane, std::byte* data, std::size_t bytes, int from,
+                    util::MessageTag tag, const char* what) {
+  receive(lane, data, bytes, from, util::wire_tag(lane, tag, bytes), what);
+}
+
 }  // namespace tlc::detail::p2p

@@ -37,8 +37,8 @@ void ring(ProcessComm& lane, std::byte* buf, BytesOf bytes_of, DisplOf displ_of,
     const std::byte* send = step == 0 && own_block ? own_block : buf + displ_of(send_block);
     std::array<MPI_Request, 2> requests;
     util::irecv(lane, buf + displ_of(recv_block), bytes_of(recv_block), left,
-                util::tag_ring_allgather, requests[0]);
-    util::isend(lane, send, bytes_of(send_block), right, util::tag_ring_allgather, requests[1]);
+                util::Tag::ring_allgather, requests[0]);
+    util::isend(lane, send, bytes_of(send_block), right, util::Tag::ring_allgather, requests[1]);
     if (step == 0) place_own_block();
     lane.wait_all(requests, "ring allgatherv");
   }
@@ -82,9 +82,9 @@ void bruck_allgather(ProcessComm& lane, std::byte* buf, std::size_t block_bytes)
     const int to = static_cast<int>((r + p - distance) % p);
     const int from = static_cast<int>((r + distance) % p);
     std::array<MPI_Request, 2> requests;
-    util::irecv(lane, buf + distance * bb, blocks * bb, from, util::tag_bruck_allgather,
+    util::irecv(lane, buf + distance * bb, blocks * bb, from, util::Tag::bruck_allgather,
                 requests[0]);
-    util::isend(lane, buf, blocks * bb, to, util::tag_bruck_allgather, requests[1]);
+    util::isend(lane, buf, blocks * bb, to, util::Tag::bruck_allgather, requests[1]);
     lane.wait_all(requests, "Bruck allgather");
   }
   if (r == 0) return;

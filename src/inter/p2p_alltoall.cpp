@@ -59,9 +59,9 @@ void pairwise(ProcessComm& lane, const std::byte* send, std::byte* recv, const B
     const int to = power_of_two ? rank ^ k : util::wrap(rank + k, size);
     const int from = power_of_two ? rank ^ k : util::wrap(rank - k, size);
     std::array<MPI_Request, 2> requests;
-    util::irecv(lane, recv + b.recv_at(from), b.received(from), from, util::tag_pairwise_alltoall,
+    util::irecv(lane, recv + b.recv_at(from), b.received(from), from, util::Tag::pairwise_alltoall,
                 requests[0]);
-    util::isend(lane, send + b.send_at(to), b.sent(to), to, util::tag_pairwise_alltoall,
+    util::isend(lane, send + b.send_at(to), b.sent(to), to, util::Tag::pairwise_alltoall,
                 requests[1]);
     lane.wait_all(requests, "pairwise alltoallv");
   }
@@ -77,12 +77,12 @@ void isend_irecv(ProcessComm& lane, const std::byte* send, std::byte* recv, cons
   requests.assign(2 * peers, MPI_REQUEST_NULL);
   for (int i = 1; i < size; ++i) {
     const int from = util::wrap(rank + i, size);
-    util::irecv(lane, recv + b.recv_at(from), b.received(from), from, util::tag_isend_alltoall,
+    util::irecv(lane, recv + b.recv_at(from), b.received(from), from, util::Tag::isend_alltoall,
                 requests[static_cast<std::size_t>(i - 1)]);
   }
   for (int i = 1; i < size; ++i) {
     const int to = util::wrap(rank - i, size);
-    util::isend(lane, send + b.send_at(to), b.sent(to), to, util::tag_isend_alltoall,
+    util::isend(lane, send + b.send_at(to), b.sent(to), to, util::Tag::isend_alltoall,
                 requests[peers + static_cast<std::size_t>(i - 1)]);
   }
   lane.wait_all(requests, "isend alltoallv");
@@ -201,6 +201,7 @@ bool test_all(ProcessComm& lane, std::span<MPI_Request> requests, const char* wh
   if (requests.empty()) return true;
   int done = 0;
   auto lock = lane.serialize();
+  const WorldErrorsReturned returned;
   check_mpi(
       MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE),
       what);

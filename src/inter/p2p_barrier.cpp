@@ -14,9 +14,9 @@ void dissemination_barrier(ProcessComm& lane) {
   std::byte incoming{};
   for (int distance = 1; distance < size; distance <<= 1) {
     MPI_Request requests[2];
-    util::irecv(lane, &incoming, 1, (rank - distance + size) % size, util::tag_barrier,
+    util::irecv(lane, &incoming, 1, (rank - distance + size) % size, util::Tag::barrier,
                 requests[0]);
-    util::isend(lane, &token, 1, (rank + distance) % size, util::tag_barrier, requests[1]);
+    util::isend(lane, &token, 1, (rank + distance) % size, util::Tag::barrier, requests[1]);
     lane.wait_all(requests, "the dissemination barrier");
   }
 }

@@ -75,10 +75,13 @@ void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int ro
     if (relative + m < size) children[fanout++] = real(relative + m);
 
   if (segments == 1) {  // one message: received as it arrives (p2p::receive)
-    if (parent >= 0) receive(lane, buf, bytes, parent, util::tag_bcast, "binomial bcast");
+    if (parent >= 0)
+      receive(lane, buf, bytes, parent, {util::Tag::bcast, util::root_word(root)},
+              "binomial bcast");
     std::array<MPI_Request, max_children> sends;
     for (std::size_t c = 0; c < fanout; ++c)
-      util::isend(lane, buf, bytes, children[c], util::tag_bcast, sends[c]);
+      util::isend(lane, buf, bytes, children[c], {util::Tag::bcast, util::root_word(root)},
+                  sends[c]);
     lane.wait_all(std::span(sends.data(), fanout), "binomial bcast");
     return;
   }
@@ -90,8 +93,8 @@ void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int ro
   receives.assign(slots, MPI_REQUEST_NULL);
   sends.assign(slots * fanout, MPI_REQUEST_NULL);
   auto post_receive = [&](std::size_t s) {
-    util::irecv(lane, buf + s * segment, segment_size(s), parent, util::tag_bcast,
-                receives[s % window]);
+    util::irecv(lane, buf + s * segment, segment_size(s), parent,
+                {util::Tag::bcast, util::root_word(root)}, receives[s % window]);
   };
   if (parent >= 0)
     for (std::size_t s = 0; s < slots; ++s) post_receive(s);
@@ -107,8 +110,8 @@ void binomial_bcast(ProcessComm& lane, std::byte* buf, std::size_t bytes, int ro
     const std::span<MPI_Request> slot_sends(sends.data() + slot * fanout, fanout);
     lane.wait_all(slot_sends, "binomial bcast");
     for (std::size_t c = 0; c < fanout; ++c)
-      util::isend(lane, buf + s * segment, segment_size(s), children[c], util::tag_bcast,
-                  slot_sends[c]);
+      util::isend(lane, buf + s * segment, segment_size(s), children[c],
+                  {util::Tag::bcast, util::root_word(root)}, slot_sends[c]);
   }
   lane.wait_all(sends, "binomial bcast");
 }

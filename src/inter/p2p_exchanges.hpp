@@ -28,7 +28,7 @@ struct Exchange {
   const std::byte* send = nullptr;
   std::size_t send_bytes = 0;
   int to = -1;
-  int tag = 0;  // the blocking form's tag of the phase (one tag per rounds object instead)
+  util::Tag tag{};  // the blocking form's step (one tag per rounds object instead)
   std::byte* into = nullptr;
   const std::byte* operand = nullptr;
   std::size_t count = 0;
@@ -81,13 +81,13 @@ void recursive_doubling_exchanges(int rank, int size, const std::byte* send, std
       run(Exchange{.send = buf,
                    .send_bytes = bytes,
                    .to = rank + 1,
-                   .tag = util::tag_recursive_doubling_fold});
+                   .tag = util::Tag::recursive_doubling_fold});
       renumbered = -1;
     } else {
       run(Exchange{.recv = incoming,
                    .recv_bytes = bytes,
                    .from = rank - 1,
-                   .tag = util::tag_recursive_doubling_fold,
+                   .tag = util::Tag::recursive_doubling_fold,
                    .into = buf,
                    .operand = incoming,
                    .count = count,
@@ -101,13 +101,13 @@ void recursive_doubling_exchanges(int rank, int size, const std::byte* send, std
       const int partner =
           partner_renumbered < extra ? partner_renumbered * 2 + 1 : partner_renumbered + extra;
       if (send != buf) {  // the first exchange, input apart: the partner's vector lands in buf
-        run(Exchange{buf, bytes, partner, send, bytes, partner, util::tag_recursive_doubling, buf,
+        run(Exchange{buf, bytes, partner, send, bytes, partner, util::Tag::recursive_doubling, buf,
                      send, count, rank < partner});
         send = buf;
         continue;
       }
-      run(Exchange{incoming, bytes, partner, buf, bytes, partner, util::tag_recursive_doubling, buf,
-                   incoming, count, partner < rank});
+      run(Exchange{incoming, bytes, partner, buf, bytes, partner, util::Tag::recursive_doubling,
+                   buf, incoming, count, partner < rank});
     }
   }
   if (rank < 2 * extra) {  // unfold
@@ -115,12 +115,12 @@ void recursive_doubling_exchanges(int rank, int size, const std::byte* send, std
       run(Exchange{.recv = buf,
                    .recv_bytes = bytes,
                    .from = rank + 1,
-                   .tag = util::tag_recursive_doubling_unfold});
+                   .tag = util::Tag::recursive_doubling_unfold});
     else
       run(Exchange{.send = buf,
                    .send_bytes = bytes,
                    .to = rank - 1,
-                   .tag = util::tag_recursive_doubling_unfold});
+                   .tag = util::Tag::recursive_doubling_unfold});
   }
 }
 
@@ -142,20 +142,20 @@ void rabenseifner_exchanges(int rank, int size, const std::byte* send, std::byte
   if (rank < 2 * extra) {
     if (rank % 2 == 0) {
       run(Exchange{incoming, half * element, rank + 1, at(half), (count - half) * element, rank + 1,
-                   util::tag_rabenseifner_fold, buf, incoming, half, false});
+                   util::Tag::rabenseifner_fold, buf, incoming, half, false});
       // The upper half was just sent from here; only now may it be overwritten.
       run(Exchange{.recv = at(half),
                    .recv_bytes = (count - half) * element,
                    .from = rank + 1,
-                   .tag = util::tag_rabenseifner_fold_result});
+                   .tag = util::Tag::rabenseifner_fold_result});
       renumbered = rank / 2;
     } else {
       run(Exchange{incoming, (count - half) * element, rank - 1, buf, half * element, rank - 1,
-                   util::tag_rabenseifner_fold, at(half), incoming, count - half, true});
+                   util::Tag::rabenseifner_fold, at(half), incoming, count - half, true});
       run(Exchange{.send = at(half),
                    .send_bytes = (count - half) * element,
                    .to = rank - 1,
-                   .tag = util::tag_rabenseifner_fold_result});
+                   .tag = util::Tag::rabenseifner_fold_result});
       renumbered = -1;
     }
   }
@@ -181,12 +181,12 @@ void rabenseifner_exchanges(int rank, int size, const std::byte* send, std::byte
       if (send != buf) {  // the first step, input apart: the partner's half lands in buf
         run(Exchange{at(first[s.keep_begin]), keep * element, s.partner,
                      send + first[s.give_begin] * element, give * element, s.partner,
-                     util::tag_rabenseifner_halving, at(first[s.keep_begin]),
+                     util::Tag::rabenseifner_halving, at(first[s.keep_begin]),
                      send + first[s.keep_begin] * element, keep, rank < s.partner});
         send = buf;
       } else {
         run(Exchange{incoming, keep * element, s.partner, at(first[s.give_begin]), give * element,
-                     s.partner, util::tag_rabenseifner_halving, at(first[s.keep_begin]), incoming,
+                     s.partner, util::Tag::rabenseifner_halving, at(first[s.keep_begin]), incoming,
                      keep, s.partner < rank});
       }
       steps[step_count++] = s;
@@ -199,7 +199,7 @@ void rabenseifner_exchanges(int rank, int size, const std::byte* send, std::byte
       run(Exchange{at(first[s.give_begin]), (first[s.give_end] - first[s.give_begin]) * element,
                    s.partner, at(first[s.keep_begin]),
                    (first[s.keep_end] - first[s.keep_begin]) * element, s.partner,
-                   util::tag_rabenseifner_doubling});
+                   util::Tag::rabenseifner_doubling});
     }
   }
 
@@ -209,12 +209,12 @@ void rabenseifner_exchanges(int rank, int size, const std::byte* send, std::byte
       run(Exchange{.send = buf,
                    .send_bytes = count * element,
                    .to = rank + 1,
-                   .tag = util::tag_rabenseifner_unfold});
+                   .tag = util::Tag::rabenseifner_unfold});
     else
       run(Exchange{.recv = buf,
                    .recv_bytes = count * element,
                    .from = rank - 1,
-                   .tag = util::tag_rabenseifner_unfold});
+                   .tag = util::Tag::rabenseifner_unfold});
   }
 }
 

@@ -21,22 +21,22 @@ void linear(ProcessComm& lane, const std::byte* send, std::size_t send_bytes, st
   const int size = lane.size(), rank = lane.rank();
   if (rank != root) {
     MPI_Request request;
-    util::isend(lane, send, send_bytes, root, util::tag_gather, request);
+    util::isend(lane, send, send_bytes, root, {util::Tag::gather, util::root_word(root)}, request);
     lane.wait_all(std::span(&request, 1), "linear gather");
     return;
   }
   if (size == 2) {  // one message: received as it arrives (p2p::receive)
     const int other = 1 - root;
-    receive(lane, recv + displ_of(other), bytes_of(other), other, util::tag_gather,
-            "linear gather");
+    receive(lane, recv + displ_of(other), bytes_of(other), other,
+            {util::Tag::gather, util::root_word(root)}, "linear gather");
     return;
   }
   thread_local std::vector<MPI_Request> requests;
   requests.assign(static_cast<std::size_t>(size), MPI_REQUEST_NULL);
   for (int p = 0; p < size; ++p) {
     if (p == root) continue;
-    util::irecv(lane, recv + displ_of(p), bytes_of(p), p, util::tag_gather,
-                requests[static_cast<std::size_t>(p)]);
+    util::irecv(lane, recv + displ_of(p), bytes_of(p), p,
+                {util::Tag::gather, util::root_word(root)}, requests[static_cast<std::size_t>(p)]);
   }
   lane.wait_all(requests, "linear gather");
 }

@@ -20,6 +20,7 @@ void receive(ProcessComm& lane, std::byte* data, std::size_t bytes, int from, in
       check_mpi(MPI_Improbe(from, tag, lane.get(), &arrived, &message, MPI_STATUS_IGNORE),
                 "MPI_Improbe");
     if (arrived) {
+      const WorldErrorsReturned returned;
       check_mpi(MPI_Mrecv(data, static_cast<int>(bytes), MPI_BYTE, &message, MPI_STATUS_IGNORE),
                 "MPI_Mrecv");
       return;

@@ -25,8 +25,9 @@ void require_commutative(const Call& call, const char* algorithm) {
 // One exchange of the allreduces (p2p_exchanges.hpp): posted, waited for, combined.
 void run_exchange(ProcessComm& lane, const Exchange& x, const Call& call, const char* what) {
   std::array<MPI_Request, 2> requests;
-  util::irecv(lane, x.recv, x.recv_bytes, x.from, x.tag, requests[0]);
-  util::isend(lane, x.send, x.send_bytes, x.to, x.tag, requests[1]);
+  const util::MessageTag tag{x.tag, util::call_word(call)};
+  util::irecv(lane, x.recv, x.recv_bytes, x.from, tag, requests[0]);
+  util::isend(lane, x.send, x.send_bytes, x.to, tag, requests[1]);
   lane.wait_all(requests, what);
   if (x.count != 0) call.combine(call.op_object, x.into, x.operand, x.count, x.operand_is_lower);
 }
@@ -61,14 +62,15 @@ void pairwise_reduce_scatter(ProcessComm& lane, const std::byte* buf, std::byte*
   const std::array<std::byte*, 2> incoming = {util::scratch(own_count * element, 0),
                                               util::scratch(own_count * element, 1)};
   std::array<std::array<MPI_Request, 2>, 2> requests;
+  const util::MessageTag tag{util::Tag::reduce_scatter, util::call_word(call)};
   auto post = [&](int k) {
     const auto to = static_cast<std::size_t>((rank + k) % size);
     const int from = (rank - k + size) % size;
     auto& r = requests[static_cast<std::size_t>(k % 2)];
-    util::irecv(lane, incoming[static_cast<std::size_t>(k % 2)], own_count * element, from,
-                util::tag_reduce_scatter, r[0]);
-    util::isend(lane, buf + offset[to] * element, counts[to] * element, static_cast<int>(to),
-                util::tag_reduce_scatter, r[1]);
+    util::irecv(lane, incoming[static_cast<std::size_t>(k % 2)], own_count * element, from, tag,
+                r[0]);
+    util::isend(lane, buf + offset[to] * element, counts[to] * element, static_cast<int>(to), tag,
+                r[1]);
   };
   post(1);
   for (int k = 1; k < size; ++k) {
@@ -185,6 +187,9 @@ void binomial_reduce(ProcessComm& lane, const std::byte* send, std::byte* buf, s
   };
   auto segment_at = [&](std::size_t s) { return buf + s * per_segment * element; };
   bool folded = send == buf;  // buf holds this process's accumulator
+  const std::uint64_t word = util::call_word(call) | util::root_word(root);
+  const util::MessageTag tag{util::Tag::binomial_reduce, word};
+  const util::MessageTag to_root{util::Tag::binomial_reduce_to_root, word};
   for (int mask = 1; mask < size; mask <<= 1) {
     if (rank & mask) {
       const std::byte* from = folded ? buf : send;
@@ -192,7 +197,7 @@ void binomial_reduce(ProcessComm& lane, const std::byte* send, std::byte* buf, s
       requests.assign(segments, MPI_REQUEST_NULL);
       for (std::size_t s = 0; s < segments; ++s)
         util::isend(lane, from + s * per_segment * element, segment_count(s) * element, rank - mask,
-                    util::tag_binomial_reduce, requests[s]);
+                    tag, requests[s]);
       lane.wait_all(requests, "binomial reduce");
       break;
     }
@@ -204,7 +209,7 @@ void binomial_reduce(ProcessComm& lane, const std::byte* send, std::byte* buf, s
         into_buf ? nullptr : util::scratch(per_segment * element, 1)};
     if (segments == 1) {  // one message: received as it arrives (p2p::receive)
       std::byte* const into = into_buf ? buf : incoming[0];
-      receive(lane, into, bytes, rank + mask, util::tag_binomial_reduce, "binomial reduce");
+      receive(lane, into, bytes, rank + mask, tag, "binomial reduce");
       if (into_buf)
         call.combine(call.op_object, buf, send, count, true);
       else
@@ -215,7 +220,7 @@ void binomial_reduce(ProcessComm& lane, const std::byte* send, std::byte* buf, s
     std::array<MPI_Request, 2> requests{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     auto post = [&](std::size_t s) {
       util::irecv(lane, into_buf ? segment_at(s) : incoming[s % 2], segment_count(s) * element,
-                  rank + mask, util::tag_binomial_reduce, requests[s % 2]);
+                  rank + mask, tag, requests[s % 2]);
     };
     post(0);
     if (segments > 1) post(1);
@@ -232,11 +237,11 @@ void binomial_reduce(ProcessComm& lane, const std::byte* send, std::byte* buf, s
   }
   if (root == 0) return;
   if (rank == root) {
-    receive(lane, buf, bytes, 0, util::tag_binomial_reduce_to_root, "binomial reduce");
+    receive(lane, buf, bytes, 0, to_root, "binomial reduce");
     return;
   }
   MPI_Request request = MPI_REQUEST_NULL;
-  if (rank == 0) util::isend(lane, buf, bytes, root, util::tag_binomial_reduce_to_root, request);
+  if (rank == 0) util::isend(lane, buf, bytes, root, to_root, request);
   lane.wait_all(std::span(&request, 1), "binomial reduce");
 }
 

@@ -143,6 +143,7 @@ bool PointToPointRounds::test(const char* what) {
       int done = 0;
       {
         auto lock = serialize_mpi();
+        const WorldErrorsReturned returned;
         check_mpi(MPI_Testall(static_cast<int>(round.end - round.first), &requests_[round.first],
                               &done, MPI_STATUSES_IGNORE),
                   what);

@@ -61,9 +61,12 @@ void recursive_doubling_scan(ProcessComm& lane, const std::byte* send, std::byte
     // The first partial from below goes straight into recv; it is the start of the result.
     std::byte* target = lower && !received_lower ? recv : incoming;
     MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    if (receive) util::irecv(lane, target, bytes, partner, util::tag_scan, requests[0]);
+    if (receive)
+      util::irecv(lane, target, bytes, partner, {util::Tag::scan, util::call_word(call)},
+                  requests[0]);
     if (send_partial)
-      util::isend(lane, partial_source, bytes, partner, util::tag_scan, requests[1]);
+      util::isend(lane, partial_source, bytes, partner, {util::Tag::scan, util::call_word(call)},
+                  requests[1]);
     lane.wait_all(requests, exclusive ? "recursive doubling exscan" : "recursive doubling scan");
     if (!receive) continue;
     if (i_continue) {  // before recv changes: target may be recv

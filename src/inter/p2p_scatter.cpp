@@ -19,13 +19,15 @@ void linear(ProcessComm& lane, const std::byte* send, BytesOf bytes_of, DisplOf 
             std::byte* recv, std::size_t recv_bytes, int root) {
   const int size = lane.size(), rank = lane.rank();
   if (rank != root) {  // one message: received as it arrives (p2p::receive)
-    receive(lane, recv, recv_bytes, root, util::tag_scatter, "linear scatter");
+    receive(lane, recv, recv_bytes, root, {util::Tag::scatter, util::root_word(root)},
+            "linear scatter");
     return;
   }
   if (size == 2) {
     MPI_Request request;
     const int other = 1 - root;
-    util::isend(lane, send + displ_of(other), bytes_of(other), other, util::tag_scatter, request);
+    util::isend(lane, send + displ_of(other), bytes_of(other), other,
+                {util::Tag::scatter, util::root_word(root)}, request);
     lane.wait_all(std::span(&request, 1), "linear scatter");
     return;
   }
@@ -33,8 +35,8 @@ void linear(ProcessComm& lane, const std::byte* send, BytesOf bytes_of, DisplOf 
   requests.assign(static_cast<std::size_t>(size), MPI_REQUEST_NULL);
   for (int p = 0; p < size; ++p) {
     if (p == root) continue;
-    util::isend(lane, send + displ_of(p), bytes_of(p), p, util::tag_scatter,
-                requests[static_cast<std::size_t>(p)]);
+    util::isend(lane, send + displ_of(p), bytes_of(p), p,
+                {util::Tag::scatter, util::root_word(root)}, requests[static_cast<std::size_t>(p)]);
   }
   lane.wait_all(requests, "linear scatter");
 }

@@ -4,6 +4,7 @@
 #include "inter/process_comm.hpp"
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -59,6 +60,7 @@ ProcessComm::ProcessComm(MPI_Comm parent, bool lane) {
                                      &g_context_keyval, nullptr),
               "MPI_Type_create_keyval");
   });
+  return_world_errors_to_tlc();
   comm_ = duplicate_comm(parent, /*assert_no_wildcards=*/lane);
   auto lock = serialize();
   MPI_Comm_rank(comm_, &rank_);
@@ -67,6 +69,10 @@ ProcessComm::ProcessComm(MPI_Comm parent, bool lane) {
   int has_tag_ub = 0;
   MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tag_ub, &has_tag_ub);
   if (has_tag_ub && tag_ub) tag_limit_ = *tag_ub;
+  // The largest top with every tag below 2^(top + 1) allowed.
+  const int top = std::bit_width(static_cast<unsigned>(tag_limit_) + 1U) - 2;
+  message_tag_base_ = 1 << top;
+  message_tag_mask_ = (std::uint64_t{1} << (top - step_bits)) - 1;
   check_mpi(MPI_Op_create(&user_op_trampoline, 1, &user_op_commutative_), "MPI_Op_create");
   check_mpi(MPI_Op_create(&user_op_trampoline, 0, &user_op_ordered_), "MPI_Op_create");
 }
@@ -250,6 +256,7 @@ bool ProcessComm::test(PostedOp& op) {
     int done = 0;
     {
       auto lock = serialize();
+      const WorldErrorsReturned returned;
       check_mpi(MPI_Test(&op.request_, &done, MPI_STATUS_IGNORE), op.what_);
     }
     if (!done) return false;

@@ -75,6 +75,15 @@ class ProcessComm {
 
   // The largest tag MPI allows (MPI_TAG_UB; at least 32767).
   int tag_limit() const noexcept { return tag_limit_; }
+  // The tag of a message of tlc's algorithms (p2p::util::wire_tag): its step (below 32) in the
+  // low bits and a hash of `what` (the call and the message's size) above, under the top bit
+  // of the tags MPI allows, which keeps them apart from the tags of the rounds objects (below).
+  int message_tag(int step, std::uint64_t what) const noexcept {
+    what ^= what >> 31;
+    what *= 0x7fb5d329728ea185ULL;
+    what ^= what >> 27;
+    return message_tag_base_ | static_cast<int>((what & message_tag_mask_) << step_bits) | step;
+  }
   // Serialises MPI calls when MPI provides only MPI_THREAD_SERIALIZED (empty lock otherwise);
   // hold it around every MPI call made on this communicator.
   static std::unique_lock<std::mutex> serialize() { return serialize_mpi(); }
@@ -172,14 +181,17 @@ class ProcessComm {
   MPI_Op user_op_commutative_ = MPI_OP_NULL;
   MPI_Op user_op_ordered_ = MPI_OP_NULL;
   int tag_limit_ = 32767;
+  static constexpr int step_bits = 5;
+  int message_tag_base_ = 1 << 14;                 // the top bit of tag_limit_
+  std::uint64_t message_tag_mask_ = (1 << 9) - 1;  // the bits between it and the step
   // Rounds objects made on this communicator: the next one's tag (inter/p2p_rounds.hpp).
   unsigned rounds_made_ = 0;
   MpiWait wait_;
   // The tag of the next rounds object made on this communicator: every process makes them in
-  // the same order, so the tags agree; a wrap after MPI_TAG_UB objects would only matter for
+  // the same order, so the tags agree; a wrap after MPI_TAG_UB / 2 objects would only matter for
   // two calls that many apart both in flight.
   int next_rounds_tag() noexcept {
-    return static_cast<int>(rounds_made_++ % static_cast<unsigned>(tag_limit_));
+    return static_cast<int>(rounds_made_++ % static_cast<unsigned>(message_tag_base_));
   }
   // Posts the non-blocking form of an MPI call into op (which keeps the int count copies of
   // MPI-3 libraries alive).

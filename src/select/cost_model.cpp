@@ -173,9 +173,10 @@ std::optional<double> predict(Algorithm algorithm, const CostQuery& q, const Cos
     const Terms t = mpi_collective(mpi, q.collective, bytes);
     return c.mpi_start + c.mpi_alpha[b] * t.start + c.mpi_beta[b] * t.bytes;
   };
-  // Lane steps end with a full rendezvous of a process's threads (none to wait for with one).
-  const double lane_overhead =
-      c.rendezvous * log2_ceil(static_cast<int>(std::lround(static_cast<double>(q.ranks) / P)));
+  // Steps on L lanes: a process's threads wait for the L lane threads' steps (algo/pipeline.hpp)
+  // where one leader's step would have been one thread's; with one lane, the same as MPI's
+  // collective led by thread 0.
+  const double lane_overhead = c.rendezvous * log2_ceil(L);
   const double part = size / L;
   auto p2p = [&](Terms t) { return rounds * t.total() + lane_overhead; };
   // Combining out of rank order needs a commutative op (registry.hpp).

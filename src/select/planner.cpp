@@ -64,7 +64,7 @@ Planner::Planner(const TeamShape& shape, const PlanSettings& settings)
     cheapest_.assign(collective_count * 2 * bands, Algorithm::hierarchical);
     for (std::size_t c = 0; c < collective_count; ++c) {
       const auto collective = static_cast<Collective>(c);
-      if (traits_of(collective).v_variant) continue;
+      const bool v_variant = traits_of(collective).v_variant;
       for (int commutative = 0; commutative < 2; ++commutative) {
         // Nothing to price where one algorithm alone can serve (often so with one thread).
         int serving = 0;
@@ -76,6 +76,12 @@ Planner::Planner(const TeamShape& shape, const PlanSettings& settings)
         // Bands past 16 TiB per buffer take the choice of the last one below.
         constexpr int priced = 1 + 4 * 44;
         Algorithm* row = &cheapest_[(c * 2 + static_cast<std::size_t>(commutative)) * bands];
+        // A v-variant's sizes differ from rank to rank, so no size may decide: it takes at every
+        // size the algorithm cheapest for small blocks, where its calls mostly are.
+        if (v_variant) {
+          std::fill(row, row + bands, cheapest(collective, band_start(0), commutative != 0));
+          continue;
+        }
         for (int b = 0; b < bands; ++b)
           row[b] =
               b <= priced ? cheapest(collective, band_start(b), commutative != 0) : row[priced];
@@ -540,16 +546,13 @@ Plan Planner::automatic(const PlanQuery& q) const {
         (t.buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1);
     return *in_form(q, single_process_choice(c, bytes, q.commutative), std::nullopt, unused);
   }
-  // v-variants, whose sizes differ per rank, always take hierarchical so that no process can
-  // decide differently.
-  Algorithm a = Algorithm::hierarchical;
-  if (!t.v_variant) {
-    const std::size_t bytes =
-        q.count * q.element_size *
-        (t.buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1);
-    a = cheapest_[(static_cast<std::size_t>(c) * 2 + (q.commutative ? 1 : 0)) * bands +
-                  static_cast<std::size_t>(band_of(bytes))];
-  }
+  // A v-variant's row holds one algorithm at every band.
+  const std::size_t bytes =
+      q.count * q.element_size *
+      (t.buffer_holds_every_block ? static_cast<std::size_t>(shape_.ranks) : 1);
+  const Algorithm a =
+      cheapest_[(static_cast<std::size_t>(c) * 2 + (q.commutative ? 1 : 0)) * bands +
+                static_cast<std::size_t>(band_of(bytes))];
   return *in_form(q, a, std::nullopt, unused);
 }
 

@@ -17,6 +17,18 @@
 //                          and waits in MPI_Barrier of MPI_COMM_WORLD
 //   nonblocking            it starts an ibcast the others do not start, then the iallreduce
 //                          all start; each waits for its requests
+// Small calls that disagree in one argument (wrong data without an error before tags carried the
+// call, 4bbc35f; a thread that returns normally has not found the mismatch):
+//   allreduce-count-small  the others allreduce 1 double, it 2
+//   allgather-counts       the others allgather 1 double per rank, it 2
+//   allreduce-ops          the others allreduce 1 double with sum, it with max
+//   allreduce-types        the others allreduce 1 double, it 1 int64
+//   reduce-roots-small     the others reduce 1 double to rank 0, it to its own last rank
+//   alltoallv-fewer        its ranks send 1 double to every other process's rank, which
+//                          expects 2 (the others agree among themselves)
+//   gatherv-fewer          to root 0: its ranks send 1 double, the root expects 2
+//   scatterv-fewer         from root 0: the root sends 1 double to each of its ranks, which
+//                          expect 2
 //   late                   no mismatch: it sleeps 10 s before the allreduce all make, which
 //                          must complete with the right sum (the job then succeeds)
 // v-variants whose counts disagree between processes (every process makes the same call, so only
@@ -39,6 +51,7 @@
 // A mismatch must end with an error on every thread of every process (each prints "process P
 // thread T: <what>"), within seconds of TLC_SUSPECT_MS, and the job must end.
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -179,6 +192,41 @@ int run(const std::string& scenario, int threads) {
             std::vector<double> send(1024, 1.0), recv(1024);
             me.reduce(std::span<const double>(send), std::span<double>(recv),
                       odd ? me.size() - 1 : 0);
+          } else if (scenario == "allreduce-count-small") {
+            std::vector<double> send(odd ? 2 : 1, 1.0), recv(send.size());
+            me.allreduce(std::span<const double>(send), std::span<double>(recv));
+          } else if (scenario == "allgather-counts") {
+            const std::size_t n = odd ? 2 : 1;
+            std::vector<double> send(n, 1.0), recv(n * static_cast<std::size_t>(me.size()));
+            me.allgather(std::span<const double>(send), std::span<double>(recv));
+          } else if (scenario == "allreduce-ops") {
+            if (odd)
+              me.allreduce(std::span<const double>(one), std::span<double>(sum), tlc::max{});
+            else
+              me.allreduce(std::span<const double>(one), std::span<double>(sum));
+          } else if (scenario == "allreduce-types") {
+            if (odd) {
+              std::vector<std::int64_t> a{1}, b(1);
+              me.allreduce(std::span<const std::int64_t>(a), std::span<std::int64_t>(b));
+            } else {
+              me.allreduce(std::span<const double>(one), std::span<double>(sum));
+            }
+          } else if (scenario == "reduce-roots-small") {
+            me.reduce(std::span<const double>(one), std::span<double>(sum),
+                      odd ? me.size() - 1 : 0);
+          } else if (scenario == "alltoallv-fewer") {
+            alltoallv(me, odd ? 1 : 2, 2, true, odd, false);
+          } else if (scenario == "gatherv-fewer") {
+            gathers(me, false, 1, 2, false, odd);
+          } else if (scenario == "scatterv-fewer") {
+            const int N = me.size(), first_odd = N - me.threads();
+            std::vector<std::size_t> counts(N, 2);
+            if (me.rank() == 0)
+              for (int r = first_odd; r < N; ++r) counts[r] = 1;
+            const std::vector<std::size_t> displs = displacements(counts);
+            std::vector<double> send(me.rank() == 0 ? total(counts) : 0, 1.0),
+                recv(counts[me.rank()]);
+            me.scatterv(std::span<const double>(send), counts, displs, std::span<double>(recv), 0);
           } else if (scenario == "extra-call") {
             if (odd) me.bcast(std::span<double>(one), 0);
             me.allreduce(std::span<const double>(one), std::span<double>(sum));
@@ -253,6 +301,8 @@ int main(int argc, char** argv) {
         stderr,
         "usage: %s "
         "allreduce-vs-barrier|allreduce-vs-bcast|allreduce-counts[-large]|[i]compared-by-some|"
+        "allreduce-count-small|allgather-counts|allreduce-ops|allreduce-types|reduce-roots-small|"
+        "alltoallv-fewer|gatherv-fewer|scatterv-fewer|"
         "reduce-roots|extra-call|extra-call-then-leave|nonblocking|late|"
         "[i]alltoallv-zero|alltoallv-init-zero|alltoallv-big|alltoallv-odd|"
         "allgatherv-zero|allgatherv-big|allgatherv-cross|gatherv-zero|gatherv-big|"

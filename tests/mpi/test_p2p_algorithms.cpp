@@ -268,6 +268,58 @@ TEST(P2pBcast, BinomialAroundTheEagerLimit) {
       }
 }
 
+// A message of tlc's algorithms carries what its call is and its own size in its tag
+// (p2p::util::wire_tag): a receive of another size, call or root never takes it. Process 0 sends
+// 16 bytes of an allreduce of doubles with op sum; the others look for it with every field
+// changed in turn, then as it is, and only that finds it.
+TEST(P2pTags, MessagesOfCallsThatDisagreeNeverMatch) {
+  const int P = world_size(), me = world_rank();
+  if (P < 2) GTEST_SKIP() << "needs two processes";
+  const auto call_of = [](auto element, auto op, tlc::Collective collective, int root) {
+    using T = decltype(element);
+    auto call = tlc::detail::make_call<T>(collective, nullptr, 0, nullptr, 0);
+    tlc::detail::set_op<T>(call, op);
+    call.root = root;
+    return call;
+  };
+  const auto sum_of_doubles = call_of(0.0, std::plus<>{}, tlc::Collective::allreduce, -1);
+  const auto max_of_doubles = call_of(0.0, tlc::max{}, tlc::Collective::allreduce, -1);
+  const auto sum_of_int64 = call_of(std::int64_t{0}, std::plus<>{}, tlc::Collective::allreduce, -1);
+  const auto reduce_to_1 = call_of(0.0, std::plus<>{}, tlc::Collective::reduce, 1);
+  const auto tag_of = [](const tlc::detail::Call& c) {
+    return p2p::util::MessageTag{p2p::util::Tag::recursive_doubling, p2p::util::call_word(c)};
+  };
+  const std::size_t bytes = 16;
+  std::vector<std::byte> buf(bytes, std::byte{7});
+  if (me == 0) {
+    std::vector<MPI_Request> sends(static_cast<std::size_t>(P - 1), MPI_REQUEST_NULL);
+    for (int q = 1; q < P; ++q)
+      p2p::util::isend(lane(), buf.data(), bytes, q, tag_of(sum_of_doubles),
+                       sends[static_cast<std::size_t>(q - 1)]);
+    lane().wait_all(sends, "test sends");
+  } else {
+    const auto arrived = [&](const p2p::util::MessageTag& tag, std::size_t size) {
+      int flag = 0;
+      // Long enough for the message to arrive: then it must match or not for good.
+      for (int i = 0; i < 200 && !flag; ++i) {
+        MPI_Iprobe(0, p2p::util::wire_tag(lane(), tag, size), lane().get(), &flag,
+                   MPI_STATUS_IGNORE);
+        if (!flag) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      return flag != 0;
+    };
+    EXPECT_FALSE(arrived(tag_of(sum_of_doubles), 8)) << "another size";
+    EXPECT_FALSE(arrived(tag_of(max_of_doubles), bytes)) << "another op";
+    EXPECT_FALSE(arrived(tag_of(sum_of_int64), bytes)) << "another element type";
+    EXPECT_FALSE(arrived(tag_of(reduce_to_1), bytes)) << "another collective and root";
+    EXPECT_FALSE(arrived({p2p::util::Tag::bcast, p2p::util::call_word(sum_of_doubles)}, bytes))
+        << "another step";
+    EXPECT_TRUE(arrived(tag_of(sum_of_doubles), bytes)) << "the same call";
+    p2p::receive(lane(), buf.data(), bytes, 0, tag_of(sum_of_doubles), "test receive");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 // p2p::receive takes a message that has already arrived by a probe and the blocking MPI_Mrecv
 // (at most MPI's eager limit, under MPICH) and any other by a posted receive: both paths, at
 // sizes around the limit, with the message there before the receive (the receiver late) and
@@ -275,7 +327,7 @@ TEST(P2pBcast, BinomialAroundTheEagerLimit) {
 TEST(P2pReceive, ArrivedAndAwaitedMessages) {
   const int P = world_size(), me = world_rank();
   if (P < 2) GTEST_SKIP() << "needs two processes";
-  const int tag = p2p::util::tag_bcast;
+  const p2p::util::MessageTag tag{p2p::util::Tag::bcast};
   for (const std::size_t bytes : {std::size_t{1}, std::size_t{100}, std::size_t{4031},
                                   std::size_t{8192}, std::size_t{8193}, std::size_t{100000}}) {
     for (const bool receiver_late : {true, false}) {
