@@ -155,10 +155,10 @@ void MpiWait::poll(Test&& test, const char* what) {
 }
 
 void MpiWait::complete(MPI_Request& request, const char* what) {
+  const WorldErrorsReturned returned;  // once per wait, not per test
   poll(
       [&](int& done) {
         auto lock = serialize_mpi();
-        const WorldErrorsReturned returned;
         check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
       },
       what);
@@ -167,9 +167,9 @@ void MpiWait::complete(MPI_Request& request, const char* what) {
 void MpiWait::wait_all(std::span<MPI_Request> requests, const char* what) {
   if (requests.empty()) return;
   const int count = static_cast<int>(requests.size());
+  const WorldErrorsReturned returned;  // once per wait, not per test
   auto test = [&](int& done) {
     auto lock = serialize_mpi();
-    const WorldErrorsReturned returned;
     check_mpi(MPI_Testall(count, requests.data(), &done, MPI_STATUSES_IGNORE), what);
   };
   // Requests complete at the first test (an eager send, a message that has arrived) need
@@ -183,12 +183,12 @@ void MpiWait::wait_all_alongside(std::span<MPI_Request> requests,
                                  const std::function<bool()>& alongside, const char* what) {
   const int count = static_cast<int>(requests.size());
   bool requests_done = requests.empty(), local_done = false;
+  const WorldErrorsReturned returned;  // once per wait, not per test
   poll(
       [&](int& done) {
         if (!requests_done) {
           int flag = 0;
           auto lock = serialize_mpi();
-          const WorldErrorsReturned returned;
           check_mpi(MPI_Testall(count, requests.data(), &flag, MPI_STATUSES_IGNORE), what);
           requests_done = flag != 0;
         }

@@ -234,6 +234,11 @@ bool Planner::can_serve(const PlanQuery& q, Algorithm a, const char*& why) const
 // on what they share: the average thread count, and the direct form only where every process
 // has one thread.
 bool Planner::chosen_by_cost(Collective c, Algorithm a) const noexcept {
+  // The ring passes each block on through the processes between its sender and a receiver, and
+  // a process skips a block it counts as empty: where the counts of allgatherv disagree, some
+  // processes can complete with what they expect while others wait (docs/reliability.md). MPI's
+  // allgatherv is taken unless the ring is forced.
+  if (c == Collective::allgatherv && a == Algorithm::ring) return false;
   return a != Algorithm::dynamic ||
          (settings_.leaders == LeaderPolicy::by_plan && measured_shape_ &&
           !settings_.measured.points(c, a, *measured_shape_).empty());

@@ -168,6 +168,12 @@ constexpr AlgorithmInfo registry[] = {
     entry(Collective::scatter, "linear", Algorithm::linear, false,
           "multi-sender linear scatter: the root sends every process its blocks in one message, "
           "per lane part"),
+    entry(Collective::gatherv, "linear", Algorithm::linear, false,
+          "multi-sender linear gatherv: every process sends its blocks to the root in one message, "
+          "per lane part"),
+    entry(Collective::scatterv, "linear", Algorithm::linear, false,
+          "multi-sender linear scatterv: the root sends every process its blocks in one message, "
+          "per lane part"),
 };
 #undef TLC_DATA_COLLECTIVE
 

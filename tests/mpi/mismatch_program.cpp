@@ -18,7 +18,7 @@
 //   nonblocking            it starts an ibcast the others do not start, then the iallreduce
 //                          all start; each waits for its requests
 // Small calls that disagree in one argument (wrong data without an error before tags carried the
-// call, 4bbc35f; a thread that returns normally has not found the mismatch):
+// call, 4bbc35f; a thread with an output that returns normally has not found the mismatch):
 //   allreduce-count-small  the others allreduce 1 double, it 2
 //   allgather-counts       the others allgather 1 double per rank, it 2
 //   allreduce-ops          the others allreduce 1 double with sum, it with max
@@ -29,6 +29,9 @@
 //   gatherv-fewer          to root 0: its ranks send 1 double, the root expects 2
 //   scatterv-fewer         from root 0: the root sends 1 double to each of its ranks, which
 //                          expect 2
+//   iallreduce-ops         allreduce-ops nonblocking (iallreduce, then wait): MPI's
+//                          nonblocking collective carries it, which cannot tell (not found
+//                          without TLC_CHECK; docs/reliability.md)
 //   late                   no mismatch: it sleeps 10 s before the allreduce all make, which
 //                          must complete with the right sum (the job then succeeds)
 // v-variants whose counts disagree between processes (every process makes the same call, so only
@@ -204,6 +207,12 @@ int run(const std::string& scenario, int threads) {
               me.allreduce(std::span<const double>(one), std::span<double>(sum), tlc::max{});
             else
               me.allreduce(std::span<const double>(one), std::span<double>(sum));
+          } else if (scenario == "iallreduce-ops") {
+            tlc::Request r =
+                odd ? me.iallreduce(std::span<const double>(one), std::span<double>(sum),
+                                    tlc::max{})
+                    : me.iallreduce(std::span<const double>(one), std::span<double>(sum));
+            r.wait();
           } else if (scenario == "allreduce-types") {
             if (odd) {
               std::vector<std::int64_t> a{1}, b(1);
@@ -302,7 +311,7 @@ int main(int argc, char** argv) {
         "usage: %s "
         "allreduce-vs-barrier|allreduce-vs-bcast|allreduce-counts[-large]|[i]compared-by-some|"
         "allreduce-count-small|allgather-counts|allreduce-ops|allreduce-types|reduce-roots-small|"
-        "alltoallv-fewer|gatherv-fewer|scatterv-fewer|"
+        "alltoallv-fewer|gatherv-fewer|scatterv-fewer|iallreduce-ops|"
         "reduce-roots|extra-call|extra-call-then-leave|nonblocking|late|"
         "[i]alltoallv-zero|alltoallv-init-zero|alltoallv-big|alltoallv-odd|"
         "allgatherv-zero|allgatherv-big|allgatherv-cross|gatherv-zero|gatherv-big|"
