@@ -265,6 +265,8 @@ enum class Tag : int {
   scatter,
 };
 
+static_assert(static_cast<int>(Tag::scatter) < 32, "a step must fit ProcessComm::step_bits");
+
 // What a call is, as far as the processes must agree on it: its collective, and for reductions
 // its built-in op and element type, and its root. (A user op's function differs in address from
 // process to process and is left out; TLC_CHECK compares it.)
