@@ -263,9 +263,10 @@ enum class Tag : int {
   scan,
   gather,
   scatter,
+  posted_call,  // a nonblocking call's one-shot rounds (inter/p2p_rounds.hpp)
 };
 
-static_assert(static_cast<int>(Tag::scatter) < 32, "a step must fit ProcessComm::step_bits");
+static_assert(static_cast<int>(Tag::posted_call) < 32, "a step must fit ProcessComm::step_bits");
 
 // What a call is, as far as the processes must agree on it: its collective, and for reductions
 // its built-in op and element type, and its root. (A user op's function differs in address from

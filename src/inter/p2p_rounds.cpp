@@ -18,6 +18,10 @@ namespace tlc::detail {
 void PointToPointRounds::receive(std::byte* data, std::size_t bytes, int from) {
   if (bytes == 0) return;
   MPI_Request& r = requests_.emplace_back(MPI_REQUEST_NULL);
+  if (one_shot()) {
+    messages_.push_back(Message{data, bytes, from, true});
+    return;
+  }
   auto lock = serialize_mpi();
   check_mpi(large::recv_init(data, static_cast<MPI_Count>(bytes), MPI_BYTE, from, tag_, comm_, &r),
             "MPI_Recv_init");
@@ -26,6 +30,10 @@ void PointToPointRounds::receive(std::byte* data, std::size_t bytes, int from) {
 void PointToPointRounds::send(const std::byte* data, std::size_t bytes, int to) {
   if (bytes == 0) return;
   MPI_Request& r = requests_.emplace_back(MPI_REQUEST_NULL);
+  if (one_shot()) {  // MPI_Isend takes a const buffer; Message keeps one kind of pointer
+    messages_.push_back(Message{const_cast<std::byte*>(data), bytes, to, false});
+    return;
+  }
   auto lock = serialize_mpi();
   check_mpi(large::send_init(data, static_cast<MPI_Count>(bytes), MPI_BYTE, to, tag_, comm_, &r),
             "MPI_Send_init");
@@ -49,6 +57,7 @@ std::unique_ptr<PointToPointRounds> PointToPointRounds::allreduce(MPI_Comm comm,
   PointToPointRounds& m = *made;
   m.send_ = send;
   m.buf_ = buf;
+  m.layout_ = allreduce_key(count, call.type.size, rabenseifner);
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
@@ -80,6 +89,41 @@ std::unique_ptr<PointToPointRounds> PointToPointRounds::allreduce(MPI_Comm comm,
   return made;
 }
 
+// The binomial tree of p2p::binomial_bcast in one message per edge: ranks relative to the root,
+// v = (r - root) mod P; the parent of v is v minus its lowest set bit, its children v + m for
+// every power of two m below that bit (largest subtree first).
+std::unique_ptr<PointToPointRounds> PointToPointRounds::bcast(MPI_Comm comm, int tag,
+                                                              std::byte* buf, std::size_t bytes,
+                                                              int root) {
+  std::unique_ptr<PointToPointRounds> made(new PointToPointRounds(comm, tag));
+  PointToPointRounds& m = *made;
+  m.send_ = buf;
+  m.buf_ = buf;
+  m.layout_ = bcast_key(bytes, root);
+  int size = 1, rank = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  if (size == 1 || bytes == 0) return made;
+  const int relative = p2p::util::wrap(rank - root, size);
+  auto real = [&](int v) { return p2p::util::wrap(v + root, size); };
+  int mask = 1;
+  for (; mask < size; mask <<= 1) {
+    if (relative & mask) {
+      m.receive(buf, bytes, real(relative - mask));
+      m.end_round();
+      break;
+    }
+  }
+  for (int k = mask >> 1; k > 0; k >>= 1)
+    if (relative + k < size) m.send(buf, bytes, real(relative + k));
+  m.end_round();
+  return made;
+}
+
+std::vector<std::int64_t> PointToPointRounds::bcast_key(std::size_t bytes, int root) {
+  return {static_cast<std::int64_t>(bytes), root};
+}
+
 // Every receive and send at once (p2p::isend_alltoallv, MPICH's medium-size alltoall).
 std::unique_ptr<PointToPointRounds> PointToPointRounds::alltoallv(
     MPI_Comm comm, int tag, const std::byte* send, std::span<const MPI_Count> send_bytes,
@@ -89,6 +133,7 @@ std::unique_ptr<PointToPointRounds> PointToPointRounds::alltoallv(
   PointToPointRounds& m = *made;
   m.send_ = send;
   m.buf_ = recv;
+  m.layout_ = alltoallv_key(send_bytes, send_displs, recv_bytes, recv_displs);
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
@@ -109,6 +154,24 @@ std::unique_ptr<PointToPointRounds> PointToPointRounds::alltoallv(
   return made;
 }
 
+std::vector<std::int64_t> PointToPointRounds::allreduce_key(std::size_t count, std::size_t element,
+                                                            bool rabenseifner) {
+  return {static_cast<std::int64_t>(count), static_cast<std::int64_t>(element), rabenseifner};
+}
+
+std::vector<std::int64_t> PointToPointRounds::alltoallv_key(std::span<const MPI_Count> send_bytes,
+                                                            std::span<const MPI_Aint> send_displs,
+                                                            std::span<const MPI_Count> recv_bytes,
+                                                            std::span<const MPI_Aint> recv_displs) {
+  std::vector<std::int64_t> key;
+  key.reserve(4 * send_bytes.size());
+  for (auto words : {send_bytes, recv_bytes})
+    for (MPI_Count w : words) key.push_back(static_cast<std::int64_t>(w));
+  for (auto words : {send_displs, recv_displs})
+    for (MPI_Aint w : words) key.push_back(static_cast<std::int64_t>(w));
+  return key;
+}
+
 PointToPointRounds::~PointToPointRounds() {
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -123,11 +186,24 @@ void PointToPointRounds::start_round(std::size_t r) {
   const Round& round = rounds_[r];
   if (round.end == round.first) return;
   auto lock = serialize_mpi();
+  if (one_shot()) {
+    for (std::size_t i = round.first; i < round.end; ++i) {
+      const Message& m = messages_[i];
+      const auto bytes = static_cast<MPI_Count>(m.bytes);
+      check_mpi(
+          m.receive
+              ? large::irecv(m.data, bytes, MPI_BYTE, m.peer, start_tag_, comm_, &requests_[i])
+              : large::isend(m.data, bytes, MPI_BYTE, m.peer, start_tag_, comm_, &requests_[i]),
+          m.receive ? "MPI_Irecv" : "MPI_Isend");
+    }
+    return;
+  }
   check_mpi(MPI_Startall(static_cast<int>(round.end - round.first), &requests_[round.first]),
             "MPI_Startall");
 }
 
-void PointToPointRounds::start(CombineFn combine, const void* op_object) {
+void PointToPointRounds::start(CombineFn combine, const void* op_object, int tag) {
+  start_tag_ = tag;
   combine_ = combine;
   op_object_ = op_object;
   combine_error_ = nullptr;

@@ -75,6 +75,9 @@ class PostedOp {
   void set_repeated() noexcept { repeated_ = true; }
   // Whether MPI's persistent request serves it.
   bool persistent() const noexcept { return persistent_made_; }
+  // Before each post: the rounds a previous post ran (an op serves call after call, and keeps
+  // its rounds for a later call with the same buffers) are not this post's unless it starts them.
+  void begin() noexcept { on_rounds_ = false; }
 
  private:
   friend class ProcessComm;
@@ -98,8 +101,10 @@ class PostedOp {
   std::size_t copy_bytes_ = 0;
   std::vector<std::byte> scratch_;
   large::IntCopies int_copies_;
-  // Instead of request_: tlc's own algorithm as rounds of persistent point-to-point requests.
+  // Instead of request_ where on_rounds_: tlc's own algorithm as rounds of point-to-point
+  // requests (inter/p2p_rounds.hpp).
   std::unique_ptr<PointToPointRounds> rounds_;
+  bool on_rounds_ = false;
 };
 
 }  // namespace tlc::detail

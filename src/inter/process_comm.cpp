@@ -21,6 +21,7 @@
 #include "inter/mpi_check.hpp"
 #include "inter/mpi_datatypes.hpp"
 #include "inter/mpi_large.hpp"
+#include "inter/p2p.hpp"
 #include "inter/p2p_rounds.hpp"
 
 namespace tlc::detail {
@@ -241,7 +242,7 @@ void ProcessComm::post(PostedOp& op, const char* what, Nonblocking nonblocking, 
 }
 
 void ProcessComm::complete(PostedOp& op) {
-  if (op.rounds_) {
+  if (op.on_rounds_) {
     wait_.wait_until([&] { return op.rounds_->test(op.what_); }, op.what_);
   } else if (op.request_ != MPI_REQUEST_NULL) {
     wait_.complete(op.request_, op.what_);
@@ -250,7 +251,7 @@ void ProcessComm::complete(PostedOp& op) {
 }
 
 bool ProcessComm::test(PostedOp& op) {
-  if (op.rounds_) {
+  if (op.on_rounds_) {
     if (!op.rounds_->test(op.what_)) return false;
   } else if (op.request_ != MPI_REQUEST_NULL) {
     int done = 0;
@@ -399,29 +400,90 @@ void ProcessComm::post_allreduce(PostedOp& op, const void* send, void* buf, std:
       });
 }
 
+namespace {
+
+// The tag of a nonblocking call's one-shot rounds: its place in the order of posted calls
+// (two calls in flight at once never share one) with what the call is and its bytes (a call
+// that disagrees never matches, as with wire_tag).
+int posted_call_tag(const ProcessComm& comm, const Call& c, std::size_t bytes,
+                    std::uint64_t place) noexcept {
+  return comm.message_tag(
+      static_cast<int>(p2p::util::Tag::posted_call),
+      p2p::util::call_word(c) * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(bytes) + place);
+}
+
+}  // namespace
+
 void ProcessComm::post_allreduce_rounds(PostedOp& op, const void* send, void* buf,
-                                        std::size_t count, const Call& c, bool rabenseifner) {
+                                        std::size_t count, const Call& c, bool rabenseifner,
+                                        std::uint64_t place) {
   if (count == 0) return;
   const void* input = send ? send : buf;
   op.what_ = rabenseifner ? "Rabenseifner allreduce" : "recursive doubling allreduce";
-  if (!op.rounds_ || !op.rounds_->made_for(input, buf))
-    op.rounds_ = PointToPointRounds::allreduce(
-        comm_, next_rounds_tag(), static_cast<const std::byte*>(input),
-        static_cast<std::byte*>(buf), count, c, rabenseifner);
-  op.rounds_->start(c.combine, c.op_object);
+  if (place == 0) {
+    if (!op.rounds_ || !op.rounds_->made_for(input, buf))
+      op.rounds_ = PointToPointRounds::allreduce(
+          comm_, next_rounds_tag(), static_cast<const std::byte*>(input),
+          static_cast<std::byte*>(buf), count, c, rabenseifner);
+    op.rounds_->start(c.combine, c.op_object);
+    op.on_rounds_ = true;
+    return;
+  }
+  if (!op.rounds_ ||
+      !op.rounds_->reusable(input, buf,
+                            PointToPointRounds::allreduce_key(count, c.type.size, rabenseifner)))
+    op.rounds_ =
+        PointToPointRounds::allreduce(comm_, -1, static_cast<const std::byte*>(input),
+                                      static_cast<std::byte*>(buf), count, c, rabenseifner);
+  op.rounds_->start(c.combine, c.op_object, posted_call_tag(*this, c, count * c.type.size, place));
+  op.on_rounds_ = true;
+}
+
+void ProcessComm::post_bcast_rounds(PostedOp& op, void* buf, std::size_t bytes, int root,
+                                    const Call& c, std::uint64_t place) {
+  if (bytes == 0) return;
+  op.what_ = "binomial bcast";
+  auto* data = static_cast<std::byte*>(buf);
+  if (place == 0) {
+    if (!op.rounds_ || !op.rounds_->made_for(buf, buf))
+      op.rounds_ = PointToPointRounds::bcast(comm_, next_rounds_tag(), data, bytes, root);
+    op.rounds_->start();
+  } else {
+    if (!op.rounds_ || !op.rounds_->reusable(buf, buf, PointToPointRounds::bcast_key(bytes, root)))
+      op.rounds_ = PointToPointRounds::bcast(comm_, -1, data, bytes, root);
+    op.rounds_->start(nullptr, nullptr, posted_call_tag(*this, c, bytes, place));
+  }
+  op.on_rounds_ = true;
 }
 
 void ProcessComm::post_alltoallv_rounds(PostedOp& op, const void* send,
                                         std::span<const MPI_Count> send_bytes,
                                         std::span<const MPI_Aint> send_displs, void* recv,
                                         std::span<const MPI_Count> recv_bytes,
-                                        std::span<const MPI_Aint> recv_displs) {
+                                        std::span<const MPI_Aint> recv_displs, const Call& c,
+                                        std::uint64_t place) {
   op.what_ = "alltoall (all messages at once)";
-  if (!op.rounds_ || !op.rounds_->made_for(send, recv))
-    op.rounds_ = PointToPointRounds::alltoallv(
-        comm_, next_rounds_tag(), static_cast<const std::byte*>(send), send_bytes, send_displs,
-        static_cast<std::byte*>(recv), recv_bytes, recv_displs);
-  op.rounds_->start();
+  auto make = [&](int tag) {
+    return PointToPointRounds::alltoallv(comm_, tag, static_cast<const std::byte*>(send),
+                                         send_bytes, send_displs, static_cast<std::byte*>(recv),
+                                         recv_bytes, recv_displs);
+  };
+  if (place == 0) {
+    if (!op.rounds_ || !op.rounds_->made_for(send, recv)) op.rounds_ = make(next_rounds_tag());
+    op.rounds_->start();
+    op.on_rounds_ = true;
+    return;
+  }
+  if (!op.rounds_ || !op.rounds_->reusable(send, recv,
+                                           PointToPointRounds::alltoallv_key(
+                                               send_bytes, send_displs, recv_bytes, recv_displs)))
+    op.rounds_ = make(-1);
+  // An alltoall's block, which every process has alike (an alltoallv's sizes differ).
+  const std::size_t bytes = c.collective == Collective::alltoall && !send_bytes.empty()
+                                ? static_cast<std::size_t>(send_bytes[0])
+                                : 0;
+  op.rounds_->start(nullptr, nullptr, posted_call_tag(*this, c, bytes, place));
+  op.on_rounds_ = true;
 }
 
 void ProcessComm::post_reduce_in_place(PostedOp& op, void* buf, std::size_t count, const Call& c,

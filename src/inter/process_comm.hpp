@@ -160,12 +160,19 @@ class ProcessComm {
   // alltoallv of teams with one thread in every process, as tlc's own algorithm on persistent
   // point-to-point requests (inter/p2p_rounds.hpp): made at the first post, started at every post.
   // Every process must post the same kind (these rounds or the MPI collective) for one call.
+  // `place`: 0 for a persistent call (its rounds made once, on persistent requests); else a
+  // nonblocking call's place in the order of the posted calls (the same on every process),
+  // whose rounds send one-shot messages tagged with it and with what the call is, and serve
+  // later calls with the same buffers and layout.
   void post_allreduce_rounds(PostedOp& op, const void* send, void* buf, std::size_t count,
-                             const Call& c, bool rabenseifner);
+                             const Call& c, bool rabenseifner, std::uint64_t place);
+  void post_bcast_rounds(PostedOp& op, void* buf, std::size_t bytes, int root, const Call& c,
+                         std::uint64_t place);
   void post_alltoallv_rounds(PostedOp& op, const void* send, std::span<const MPI_Count> send_bytes,
                              std::span<const MPI_Aint> send_displs, void* recv,
                              std::span<const MPI_Count> recv_bytes,
-                             std::span<const MPI_Aint> recv_displs);
+                             std::span<const MPI_Aint> recv_displs, const Call& c,
+                             std::uint64_t place);
   // Completes op in the wait loop, then as test().
   void complete(PostedOp& op);
   // Waits in this communicator's wait loop (its pace and its watch: abort, notes from other

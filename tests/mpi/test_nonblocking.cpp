@@ -578,6 +578,78 @@ TEST(Nonblocking, PersistentRoundsOneThreadPerProcess) {
   expect_clean(outcomes, "persistent rounds, one thread per process");
 }
 
+// Nonblocking calls of teams with one thread per process run the blocking calls' point-to-point
+// algorithms as one-shot rounds (inter/p2p_rounds.hpp), kept with the call's state for a later
+// call with the same buffers and layout and tagged with each call's place: five calls in flight
+// at once on the same buffers round after round (so that rounds made for one call serve later
+// ones under other tags), completed in an order that differs between processes and rounds,
+// bcasts whose root moves (another layout on the same buffer) and sizes that take recursive
+// doubling and Rabenseifner; every element against its sequential reference.
+TEST(Nonblocking, NonblockingRoundsOneThreadPerProcess) {
+  tlc::Team team(MPI_COMM_WORLD, test_options(1));
+  std::vector<Outcome> outcomes(1);
+  team.run([&](tlc::Thread& me) {
+    Outcome& out = outcomes[0];
+    auto expect = [&](bool good, auto&& what) {
+      if (!good && out.mismatches++ == 0) out.first_mismatch = what();
+    };
+    try {
+      const auto P = static_cast<std::size_t>(me.size());
+      const auto rank = static_cast<std::size_t>(me.rank());
+      for (std::size_t n :
+           {std::size_t{1}, std::size_t{7}, std::size_t{3000}, std::size_t{70000}}) {
+        std::vector<T> sum_send(n), sum_recv(n), affine_send(n), affine_recv(n), shared(n);
+        std::vector<T> all_send(n * P), all_recv(n * P), in_place(n);
+        for (int round = 0; round < 12; ++round) {
+          const auto r = static_cast<T>(round);
+          const int root = round % me.size();
+          for (std::size_t i = 0; i < n; ++i) {
+            sum_send[i] = static_cast<T>(me.rank()) * 1000 + r + i;
+            affine_send[i] = value(me.rank(), i, round);
+            shared[i] = me.rank() == root ? r * 7 + static_cast<T>(i) : ~T{0};
+            in_place[i] = static_cast<T>(me.rank() + 1) * r;
+          }
+          for (std::size_t b = 0; b < P; ++b)
+            for (std::size_t i = 0; i < n; ++i) all_send[b * n + i] = (rank * P + b) * 100 + r + i;
+          std::vector<tlc::Request> calls;
+          calls.push_back(me.iallreduce(sum_send, sum_recv, std::plus<>{}));
+          calls.push_back(me.iallreduce(affine_send, affine_recv, Affine{}));
+          calls.push_back(me.ialltoall(all_send, all_recv));
+          calls.push_back(me.ibcast(shared, root));
+          calls.push_back(me.iallreduce(in_place, std::plus<>{}));
+          std::rotate(calls.begin(), calls.begin() + static_cast<long>((rank + r) % 5),
+                      calls.end());
+          for (tlc::Request& q : calls) q.wait();
+          const auto at = [&] {
+            return "n=" + std::to_string(n) + " round " + std::to_string(round);
+          };
+          for (std::size_t i = 0; i < n; ++i) {
+            const T want_sum = 1000 * static_cast<T>(P * (P - 1) / 2) + P * (r + i);
+            expect(sum_recv[i] == want_sum,
+                   [&] { return "sum " + at() + " element " + std::to_string(i); });
+            T want_affine = value(0, i, round);
+            for (int q = 1; q < me.size(); ++q)
+              want_affine = Affine{}(want_affine, value(q, i, round));
+            expect(affine_recv[i] == want_affine,
+                   [&] { return "affine " + at() + " element " + std::to_string(i); });
+            expect(shared[i] == r * 7 + static_cast<T>(i),
+                   [&] { return "bcast " + at() + " element " + std::to_string(i); });
+            expect(in_place[i] == static_cast<T>(P * (P + 1) / 2) * r,
+                   [&] { return "in place " + at() + " element " + std::to_string(i); });
+          }
+          for (std::size_t b = 0; b < P; ++b)
+            for (std::size_t i = 0; i < n; ++i)
+              expect(all_recv[b * n + i] == (b * P + rank) * 100 + r + i,
+                     [&] { return "alltoall " + at() + " block " + std::to_string(b); });
+        }
+      }
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+  });
+  expect_clean(outcomes, "nonblocking rounds, one thread per process");
+}
+
 // A one-process team's persistent calls past the lines run on slices (algo/posted/slices.hpp):
 // any thread that tests or waits may run another's share of a round. Many rounds whose inputs
 // change every round, threads that complete them differently (wait at once, poll test() while

@@ -431,6 +431,10 @@ void PostedCalls::post_step(TeamImpl& team, Packed p) {
   }
 }
 
+const Plan& PostedCalls::plan(const TeamImpl& team, const PlanQuery& q) {
+  return plans_.get(team.planner(), q, 0, [](Collective, std::size_t) { return -1; }).plan;
+}
+
 bool PostedCalls::compared_across_processes(const TeamImpl& team, const PostedCall& call) {
   const PostedEntry& first = call.entries[0];
   return team.checks_call(first.count * first.call.type.size);

@@ -36,6 +36,7 @@
 
 #include "inter/posted_op.hpp"
 #include "intra/sliced_reduce.hpp"
+#include "select/planner.hpp"
 #include "team/flags.hpp"
 #include "team/posted_engine.hpp"
 #include "team/wait_policy.hpp"
@@ -218,15 +219,16 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
   int parts() const noexcept { return lanes * chunks; }
   std::vector<std::unique_ptr<StepPart>> step_parts;
   std::exception_ptr part_failure;  // of a part whose operation completed before the others'
-  // Persistent allreduce and alltoall of teams with one thread in every process: whether the
-  // step between processes runs as MPI's collective or as tlc's own algorithm on persistent
-  // point-to-point requests (inter/p2p_rounds.hpp), decided alike on every process at the
-  // first round.
+  // Allreduce, bcast and alltoall of teams with one thread in every process: whether the step
+  // between processes runs as MPI's collective or as tlc's own algorithm on point-to-point
+  // requests (inter/p2p_rounds.hpp; persistent requests for a persistent call), decided alike on
+  // every process at the first round.
   enum class Step : std::uint8_t {
     undecided,
     mpi_collective,
     recursive_doubling,
     rabenseifner,
+    binomial,
     all_at_once,
   };
   Step step = Step::undecided;
@@ -303,6 +305,11 @@ class PostedCalls final : public PostedEngine {
   // Takes pack tasks of round of call while there are any; the thread that finishes the last
   // one posts the call.
   void help_pack(PostedCall& call, std::uint64_t round, int me);
+  // The plan of the blocking call with these arguments, which decides how a posted call's step
+  // between processes runs (its parts, its algorithm): looked up as the blocking calls look
+  // theirs up, so that a call made again and again plans once. Under order_lock_ (posts run
+  // there).
+  const Plan& plan(const TeamImpl& team, const PlanQuery& q);
 
  private:
   // The last arriver's step: pack, then post in the order of the calls.
@@ -330,6 +337,7 @@ class PostedCalls final : public PostedEngine {
   TeamImpl* progress_team_ = nullptr;
 
   BriefLock order_lock_;
+  PlanCache plans_;  // under order_lock_
   // Per thread, written by that thread only (a cache line each).
   struct alignas(64) Counters {
     std::uint64_t started = 0;  // its calls started so far: the place of the next in its order

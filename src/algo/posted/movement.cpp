@@ -173,6 +173,24 @@ void unpack_alltoall(PostedCall& call, int me) {
 // One thread in this process, several processes: bcast and alltoall (not in place) run their MPI
 // step on the caller's buffers (rank blocks in rank order are the process groups MPI takes),
 // with nothing to pack or unpack.
+// A bcast with one thread in every process runs the blocking call's binomial tree where its plan
+// takes it, as rounds of point-to-point requests (persistent ones for a persistent call), in one
+// message per edge: with two processes nobody forwards, and above the tree's segment the
+// blocking call pipelines, which rounds do not, so larger ones on more processes run MPI's.
+// Decided alike on every process from the team's shape and the call.
+PostedCall::Step bcast_step(const PostedCall& call) {
+  const Planner& planner = call.team.planner();
+  if (planner.shape().most_threads != 1) return PostedCall::Step::mpi_collective;
+  const Call& c = call.entries[0].call;
+  const std::size_t bytes = call.entries[0].count * c.type.size;
+  constexpr std::size_t unsegmented_bytes = 256 * 1024;
+  const PlanQuery q{Collective::bcast, call.entries[0].count, c.type.size, c.commutative, false};
+  if (posted_calls(call.team).plan(call.team, q).algorithm != Algorithm::binomial ||
+      (call.team.processes() > 2 && bytes > unsegmented_bytes))
+    return PostedCall::Step::mpi_collective;
+  return PostedCall::Step::binomial;
+}
+
 bool on_callers_buffers(const PostedCall& call) {
   const Call& c = call.entries[0].call;
   return call.team.threads() == 1 && call.team.processes() > 1 &&
@@ -371,19 +389,23 @@ void post_movement(PostedCall& call, PostedOp& op, ProcessComm& comm, int i) {
     const PostedEntry& mine = call.entries[0];
     if (c.collective == Collective::bcast) {
       const PartBytes part = part_bytes(call, i, mine.count * e, e);
+      if (call.step == PostedCall::Step::undecided) call.step = bcast_step(call);
+      if (call.step == PostedCall::Step::binomial && call.parts() == 1)
+        return comm.post_bcast_rounds(op, mine.call.recv, part.length, team.process_of(c.root), c,
+                                      call.persistent ? 0 : call.pack_sequence);
       return comm.post_bcast(op, static_cast<std::byte*>(mine.call.recv) + part.offset, part.length,
                              team.process_of(c.root));
     }
-    // A persistent alltoall with one thread in every process (one part): every message at once
-    // as persistent requests (what the blocking call's isend algorithm sends), decided alike on
-    // every process from the team's shape.
+    // An alltoall with one thread in every process (one part): every message at once (what the
+    // blocking call's isend algorithm sends; persistent requests for a persistent call), decided
+    // alike on every process from the team's shape.
     if (call.step == PostedCall::Step::undecided)
-      call.step = call.persistent && team.planner().shape().most_threads == 1
-                      ? PostedCall::Step::all_at_once
-                      : PostedCall::Step::mpi_collective;
+      call.step = team.planner().shape().most_threads == 1 ? PostedCall::Step::all_at_once
+                                                           : PostedCall::Step::mpi_collective;
     if (call.step == PostedCall::Step::all_at_once && call.parts() == 1)
       return comm.post_alltoallv_rounds(op, mine.contribution, call.counts, call.displs,
-                                        mine.call.recv, call.counts, call.displs);
+                                        mine.call.recv, call.counts, call.displs, c,
+                                        call.persistent ? 0 : call.pack_sequence);
     const PartLayout layout = send_layout();
     return comm.post_alltoallv(op, mine.contribution, layout.counts, layout.displs, mine.call.recv,
                                layout.counts, layout.displs);

@@ -68,18 +68,17 @@ bool allreduce_on_output(const PostedCall& call) {
 
 namespace {
 
-// A persistent allreduce with one thread in every process runs what the blocking call runs
-// where that is one of tlc's point-to-point algorithms, as rounds of persistent requests; else
-// MPI's persistent collective. Decided from what every process knows alike (the team's shape
-// and the call), so their steps pair up.
+// A nonblocking or persistent allreduce with one thread in every process runs what the blocking
+// call runs where that is one of tlc's point-to-point algorithms, as rounds of point-to-point
+// requests (persistent ones for a persistent call); else MPI's collective. Decided from what
+// every process knows alike (the team's shape and the call), so their steps pair up.
 PostedCall::Step allreduce_step(const PostedCall& call) {
   const Call& c = first_call(call);
   const Planner& planner = call.team.planner();
-  if (!call.persistent || planner.shape().most_threads != 1)
-    return PostedCall::Step::mpi_collective;
+  if (planner.shape().most_threads != 1) return PostedCall::Step::mpi_collective;
   const PlanQuery q{Collective::allreduce, call.entries[0].count, c.type.size, c.commutative,
                     false};
-  switch (planner.plan(q).algorithm) {
+  switch (posted_calls(call.team).plan(call.team, q).algorithm) {
     case Algorithm::recursive_doubling:
       return PostedCall::Step::recursive_doubling;
     case Algorithm::rabenseifner:
@@ -179,7 +178,8 @@ void post_reduction(PostedCall& call, PostedOp& op, ProcessComm& comm, int i) {
           comm.post_allreduce(op, send, recv, n, c);
         } else {
           comm.post_allreduce_rounds(op, send, recv, n, c,
-                                     call.step == PostedCall::Step::rabenseifner);
+                                     call.step == PostedCall::Step::rabenseifner,
+                                     call.persistent ? 0 : call.pack_sequence);
         }
         return;
       }

@@ -80,7 +80,7 @@ void step_parts(PostedCall& call) {
     return;
   const std::size_t n = call.entries[0].count;
   const PlanQuery q{c.collective, n, c.type.size, c.commutative, c.in_place};
-  const Plan plan = team.planner().plan(q);
+  const Plan& plan = posted_calls(team).plan(team, q);
   if (plan.leader() == Leader::lane_threads) call.lanes = std::clamp(plan.lanes, 1, team.lanes());
   if (plan.form == Form::pipelined && n > 0) {
     const bool one_block = is_reduction(c.collective) || c.collective == Collective::bcast;
@@ -129,6 +129,7 @@ void post(PostedCall& call) {
     PostedOp& op =
         call.parts() == 1 ? call.network : call.step_parts[static_cast<std::size_t>(i)]->op;
     if (call.parts() > 1) call.step_parts[static_cast<std::size_t>(i)]->complete = false;
+    op.begin();
     ProcessComm& comm = team.posted_comm(i % call.lanes);
     if (reduction)
       post_reduction(call, op, comm, i);

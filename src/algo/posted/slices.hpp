@@ -30,8 +30,8 @@
 #include <new>
 #include <vector>
 
-#include "intra/copy_plan.hpp"
 #include "algo/posted/calls.hpp"
+#include "intra/copy_plan.hpp"
 #include "team/rendezvous.hpp"
 
 namespace tlc::detail::posted {
