@@ -461,7 +461,7 @@ void ProcessComm::post_alltoallv_rounds(PostedOp& op, const void* send,
                                         std::span<const MPI_Aint> send_displs, void* recv,
                                         std::span<const MPI_Count> recv_bytes,
                                         std::span<const MPI_Aint> recv_displs, const Call& c,
-                                        std::uint64_t place) {
+                                        std::size_t agreed_bytes, std::uint64_t place) {
   op.what_ = "alltoall (all messages at once)";
   auto make = [&](int tag) {
     return PointToPointRounds::alltoallv(comm_, tag, static_cast<const std::byte*>(send),
@@ -478,11 +478,7 @@ void ProcessComm::post_alltoallv_rounds(PostedOp& op, const void* send,
                                            PointToPointRounds::alltoallv_key(
                                                send_bytes, send_displs, recv_bytes, recv_displs)))
     op.rounds_ = make(-1);
-  // An alltoall's block, which every process has alike (an alltoallv's sizes differ).
-  const std::size_t bytes = c.collective == Collective::alltoall && !send_bytes.empty()
-                                ? static_cast<std::size_t>(send_bytes[0])
-                                : 0;
-  op.rounds_->start(nullptr, nullptr, posted_call_tag(*this, c, bytes, place));
+  op.rounds_->start(nullptr, nullptr, posted_call_tag(*this, c, agreed_bytes, place));
   op.on_rounds_ = true;
 }
 

@@ -156,14 +156,15 @@ class ProcessComm {
   // One MPI_Test of op (none if it has no request); true once complete, after its copy back
   // (and rethrowing a user op's exception). Not for two threads on one op at once.
   bool test(PostedOp& op);
-  // The persistent allreduce (buf = the reduction of send, in place when send is null) and
-  // alltoallv of teams with one thread in every process, as tlc's own algorithm on persistent
-  // point-to-point requests (inter/p2p_rounds.hpp): made at the first post, started at every post.
-  // Every process must post the same kind (these rounds or the MPI collective) for one call.
-  // `place`: 0 for a persistent call (its rounds made once, on persistent requests); else a
-  // nonblocking call's place in the order of the posted calls (the same on every process),
-  // whose rounds send one-shot messages tagged with it and with what the call is, and serve
-  // later calls with the same buffers and layout.
+  // tlc's own algorithms as rounds of point-to-point requests (inter/p2p_rounds.hpp):
+  // allreduce (buf = the reduction of send, in place when send is null; recursive doubling or
+  // Rabenseifner), the binomial bcast, alltoallv with every message at once. Every process
+  // must post the same kind (these rounds or the MPI collective) for one call. `place`: 0 for a
+  // persistent call (its rounds made once, on persistent requests, started at every post); else a
+  // nonblocking call's place in the order of the posted calls (the same on every process), whose
+  // rounds send one-shot messages tagged with it, with what the call is and with bytes every
+  // process has alike (an alltoallv's agreed_bytes: an alltoall's block, 0 where the sizes differ),
+  // and serve later calls with the same buffers and layout.
   void post_allreduce_rounds(PostedOp& op, const void* send, void* buf, std::size_t count,
                              const Call& c, bool rabenseifner, std::uint64_t place);
   void post_bcast_rounds(PostedOp& op, void* buf, std::size_t bytes, int root, const Call& c,
@@ -172,7 +173,7 @@ class ProcessComm {
                              std::span<const MPI_Aint> send_displs, void* recv,
                              std::span<const MPI_Count> recv_bytes,
                              std::span<const MPI_Aint> recv_displs, const Call& c,
-                             std::uint64_t place);
+                             std::size_t agreed_bytes, std::uint64_t place);
   // Completes op in the wait loop, then as test().
   void complete(PostedOp& op);
   // Waits in this communicator's wait loop (its pace and its watch: abort, notes from other

@@ -57,8 +57,13 @@ void PostedCall::reset_for_reuse() noexcept {
   lanes = chunks = 0;
   step_parts.clear();
   part_failure = nullptr;
-  // Staging of a large call is not kept for the calls after it.
-  constexpr std::size_t kept_bytes = 1 << 20;
+  // Staging is kept for the calls after it (the pool holds no more calls than were in flight at
+  // once, so no more staging than those needed): memory handed back and taken again for every
+  // call of a few MiB cost far more than the call (fresh pages, and an MPI library that
+  // registers the buffers of its large messages registers them again), and the rounds made on it
+  // (inter/p2p_rounds.hpp) serve the next call only on the same memory. Beyond this, a call is
+  // rare enough to give its memory back.
+  constexpr std::size_t kept_bytes = std::size_t{64} << 20;
   if (in.capacity() > kept_bytes) std::vector<std::byte>().swap(in);
   if (out.capacity() > kept_bytes) std::vector<std::byte>().swap(out);
 }

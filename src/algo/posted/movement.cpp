@@ -168,19 +168,12 @@ void unpack_alltoall(PostedCall& call, int me) {
                received(call, me, g) * e);
 }
 
-}  // namespace
-
-// One thread in this process, several processes: bcast and alltoall (not in place) run their MPI
-// step on the caller's buffers (rank blocks in rank order are the process groups MPI takes),
-// with nothing to pack or unpack.
-// A bcast with one thread in every process runs the blocking call's binomial tree where its plan
-// takes it, as rounds of point-to-point requests (persistent ones for a persistent call), in one
-// message per edge: with two processes nobody forwards, and above the tree's segment the
-// blocking call pipelines, which rounds do not, so larger ones on more processes run MPI's.
-// Decided alike on every process from the team's shape and the call.
+// A bcast runs the blocking call's binomial tree where its plan takes it, as rounds of
+// point-to-point requests (persistent ones for a persistent call) on the caller's buffer (one
+// thread here) or on staging, in one message per edge: with two processes nobody forwards, and
+// above the tree's segment the blocking call pipelines, which rounds do not, so larger ones on
+// more processes run MPI's. Decided alike on every process from the team's shape and the call.
 PostedCall::Step bcast_step(const PostedCall& call) {
-  const Planner& planner = call.team.planner();
-  if (planner.shape().most_threads != 1) return PostedCall::Step::mpi_collective;
   const Call& c = call.entries[0].call;
   const std::size_t bytes = call.entries[0].count * c.type.size;
   constexpr std::size_t unsegmented_bytes = 256 * 1024;
@@ -191,6 +184,11 @@ PostedCall::Step bcast_step(const PostedCall& call) {
   return PostedCall::Step::binomial;
 }
 
+}  // namespace
+
+// One thread in this process, several processes: bcast and alltoall (not in place) run their MPI
+// step on the caller's buffers (rank blocks in rank order are the process groups MPI takes),
+// with nothing to pack or unpack.
 bool on_callers_buffers(const PostedCall& call) {
   const Call& c = call.entries[0].call;
   return call.team.threads() == 1 && call.team.processes() > 1 &&
@@ -396,15 +394,11 @@ void post_movement(PostedCall& call, PostedOp& op, ProcessComm& comm, int i) {
       return comm.post_bcast(op, static_cast<std::byte*>(mine.call.recv) + part.offset, part.length,
                              team.process_of(c.root));
     }
-    // An alltoall with one thread in every process (one part): every message at once (what the
-    // blocking call's isend algorithm sends; persistent requests for a persistent call), decided
-    // alike on every process from the team's shape.
-    if (call.step == PostedCall::Step::undecided)
-      call.step = team.planner().shape().most_threads == 1 ? PostedCall::Step::all_at_once
-                                                           : PostedCall::Step::mpi_collective;
-    if (call.step == PostedCall::Step::all_at_once && call.parts() == 1)
+    // One part: every message at once (what the blocking call's isend algorithm sends;
+    // persistent requests for a persistent call), as the staged form below.
+    if (call.parts() == 1)
       return comm.post_alltoallv_rounds(op, mine.contribution, call.counts, call.displs,
-                                        mine.call.recv, call.counts, call.displs, c,
+                                        mine.call.recv, call.counts, call.displs, c, mine.count * e,
                                         call.persistent ? 0 : call.pack_sequence);
     const PartLayout layout = send_layout();
     return comm.post_alltoallv(op, mine.contribution, layout.counts, layout.displs, mine.call.recv,
@@ -415,11 +409,24 @@ void post_movement(PostedCall& call, PostedOp& op, ProcessComm& comm, int i) {
       return comm.post_barrier(op);
     case Collective::bcast: {
       const PartBytes part = part_bytes(call, i, call.in.size(), e);
+      if (call.step == PostedCall::Step::undecided) call.step = bcast_step(call);
+      if (call.step == PostedCall::Step::binomial && call.parts() == 1)
+        return comm.post_bcast_rounds(op, call.in.data(), part.length, team.process_of(c.root), c,
+                                      call.persistent ? 0 : call.pack_sequence);
       return comm.post_bcast(op, call.in.data() + part.offset, part.length,
                              team.process_of(c.root));
     }
     case Collective::alltoall:
     case Collective::alltoallv: {
+      // One part: every message at once, as rounds (the one-thread form above sends the same
+      // messages: a process's blocks for another process travel in one message either way). The
+      // tag carries an alltoall's block, which every process has alike (an alltoallv's differ).
+      if (call.parts() == 1)
+        return comm.post_alltoallv_rounds(
+            op, call.in.data(), call.counts, call.displs, call.out.data(), call.recv_counts,
+            call.recv_displs, c,
+            c.collective == Collective::alltoall ? call.entries[0].count * e : 0,
+            call.persistent ? 0 : call.pack_sequence);
       const PartLayout sends = send_layout();
       const PartLayout receives = part_layout(call, i, call.recv_counts, call.recv_displs, true);
       return comm.post_alltoallv(op, call.in.data(), sends.counts, sends.displs, call.out.data(),

@@ -68,14 +68,13 @@ bool allreduce_on_output(const PostedCall& call) {
 
 namespace {
 
-// A nonblocking or persistent allreduce with one thread in every process runs what the blocking
-// call runs where that is one of tlc's point-to-point algorithms, as rounds of point-to-point
-// requests (persistent ones for a persistent call); else MPI's collective. Decided from what
-// every process knows alike (the team's shape and the call), so their steps pair up.
+// A nonblocking or persistent allreduce runs the step between processes that the blocking call
+// runs where that is one of tlc's point-to-point algorithms, as rounds of point-to-point
+// requests (persistent ones for a persistent call) on the caller's output (one thread here) or
+// on staging; else MPI's collective (and so where the plan cuts the step in parts). Decided from
+// what every process knows alike (the team's shape and the call), so their steps pair up.
 PostedCall::Step allreduce_step(const PostedCall& call) {
   const Call& c = first_call(call);
-  const Planner& planner = call.team.planner();
-  if (planner.shape().most_threads != 1) return PostedCall::Step::mpi_collective;
   const PlanQuery q{Collective::allreduce, call.entries[0].count, c.type.size, c.commutative,
                     false};
   switch (posted_calls(call.team).plan(call.team, q).algorithm) {
@@ -167,24 +166,24 @@ void post_reduction(PostedCall& call, PostedOp& op, ProcessComm& comm, int i) {
     case Collective::reduce:
       comm.post_reduce_in_place(op, call.in.data() + at, n, c, team.process_of(c.root));
       return;
-    case Collective::allreduce:
-      if (allreduce_on_output(call)) {  // send is copied into the output, then MPI in place
-        const void* send =
-            c.in_place ? nullptr : static_cast<const std::byte*>(call.entries[0].contribution) + at;
-        void* recv = static_cast<std::byte*>(c.recv) + at;
-        // Rounds are taken with one thread in every process only, whose plans have no lanes.
-        if (call.step == PostedCall::Step::undecided) call.step = allreduce_step(call);
-        if (call.step == PostedCall::Step::mpi_collective || call.parts() > 1) {
-          comm.post_allreduce(op, send, recv, n, c);
-        } else {
-          comm.post_allreduce_rounds(op, send, recv, n, c,
-                                     call.step == PostedCall::Step::rabenseifner,
-                                     call.persistent ? 0 : call.pack_sequence);
-        }
-        return;
+    case Collective::allreduce: {
+      // One thread here: on the caller's output (its input sent from where it is); else on the
+      // process's contribution in staging, in place.
+      const bool on_output = allreduce_on_output(call);
+      const void* send = on_output && !c.in_place
+                             ? static_cast<const std::byte*>(call.entries[0].contribution) + at
+                             : nullptr;
+      void* recv = on_output ? static_cast<std::byte*>(c.recv) + at : call.in.data() + at;
+      if (call.step == PostedCall::Step::undecided) call.step = allreduce_step(call);
+      if (call.step == PostedCall::Step::mpi_collective || call.parts() > 1) {
+        comm.post_allreduce(op, send, recv, n, c);
+      } else {
+        comm.post_allreduce_rounds(op, send, recv, n, c,
+                                   call.step == PostedCall::Step::rabenseifner,
+                                   call.persistent ? 0 : call.pack_sequence);
       }
-      comm.post_allreduce(op, nullptr, call.in.data() + at, n, c);
       return;
+    }
     case Collective::reduce_scatter_block:  // one part (step_parts)
       comm.post_reduce_scatter(op, call.in.data(), call.out.data(), call.counts, c);
       return;
