@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "mpi/test_common.hpp"
@@ -315,8 +316,10 @@ std::string first_difference(const std::vector<T>& want, const std::vector<T>& g
 
 // The nonblocking and persistent forms of every collective, sizes from nothing to past the eager
 // limits, against the blocking form, on a team of `threads` made with `options`.
+// `only`: the cases whose name begins so (all of them when empty).
 void expect_every_collective_equals_blocking(int threads, tlc::TeamOptions options,
-                                             const std::string& label) {
+                                             const std::string& label,
+                                             const std::string& only = {}) {
   if (std::getenv("TRACE")) options.timeout_seconds = 3;
   tlc::Team team(MPI_COMM_WORLD, options);
   std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
@@ -326,6 +329,7 @@ void expect_every_collective_equals_blocking(int threads, tlc::TeamOptions optio
       for (const NamedCase& c : cases())
         for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{5000}})
           for (Form f : {Form::nonblocking, Form::persistent}) {
+            if (!c.name.starts_with(only)) continue;
             if (std::getenv("TRACE") && me.rank() == 0)
               std::fprintf(stderr, "%s %s %zu\n", c.name.c_str(), name(f), n);
             const std::vector<T> want = c.run(me, Form::blocking, n);
@@ -386,6 +390,39 @@ TEST(Nonblocking, StepInPartsEqualsTheBlockingForm) {
                 std::to_string(lanes) + " lanes, full_lane" + (pipelined ? ":pipelined" : ""));
       }
   }
+}
+
+// Forcing an algorithm forces it for every form. Allreduce, bcast and alltoall, whose posted
+// forms run the step between processes of the blocking plan (its algorithm as point-to-point
+// rounds, or MPI's collective): every algorithm of the registry that serves several processes,
+// forced in turn, its nonblocking and persistent forms against its blocking form, with one
+// thread per process and with uneven teams.
+TEST(Nonblocking, EveryForcedAlgorithmInEveryForm) {
+  const int P = world_size();
+  if (P == 1) GTEST_SKIP() << "the step between processes";
+  const std::pair<tlc::Collective, const char*> collectives[] = {
+      {tlc::Collective::allreduce, "allreduce"},
+      {tlc::Collective::bcast, "bcast"},
+      {tlc::Collective::alltoall, "alltoall"}};
+  int forced = 0;
+  for (const auto& [collective, prefix] : collectives)
+    for (const tlc::AlgorithmDescription& a : tlc::algorithms()) {
+      if (a.collective != collective || a.single_process) continue;
+      ++forced;
+      for (const Shape& shape : shapes()) {
+        if (std::string(shape.name) != "uniform1" && std::string(shape.name) != "uneven_123")
+          continue;
+        const int threads = shape.threads_of(world_rank());
+        tlc::TeamOptions options = test_options(threads);
+        options.algorithms[collective] = a.name;
+        expect_every_collective_equals_blocking(threads, options,
+                                                std::string(prefix) + " forced to " + a.name +
+                                                    ", " + shape.name + " at " + std::to_string(P) +
+                                                    " processes",
+                                                prefix);
+      }
+    }
+  EXPECT_GE(forced, 6) << "the registry lost the algorithms this test forces";
 }
 
 // Several requests outstanding per thread, completed in an order that differs between threads,
@@ -1063,7 +1100,11 @@ TEST(Nonblocking, DifferentCallsAtOnePlaceAbortTheTeam) {
 // collectives, completed in orders that differ between threads, one thread late by a few
 // milliseconds now and then and some calls never waited for by their thread until much later:
 // a start that needs a slot completes the old call for the threads that have not.
-TEST(Nonblocking, ManyOutstandingCallsOnLines) {
+namespace {
+
+// Many nonblocking calls in flight per thread, of base + (k % 4) elements per rank: on lines
+// (base 1) or past them, on slices (one-process teams) or the general schedule.
+void expect_many_outstanding_calls(std::size_t base, const std::string& label) {
   for (int threads : {1, 2, 3, 5}) {
     tlc::Team team(MPI_COMM_WORLD, test_options(threads));
     std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
@@ -1078,7 +1119,7 @@ TEST(Nonblocking, ManyOutstandingCallsOnLines) {
           std::vector<std::vector<T>> sends(outstanding), recvs(outstanding);
           std::vector<tlc::Request> requests;
           for (int k = 0; k < outstanding; ++k) {
-            const std::size_t n = 1 + static_cast<std::size_t>(k % 4);  // within a slot
+            const std::size_t n = base + static_cast<std::size_t>(k % 4);
             auto& send = sends[static_cast<std::size_t>(k)];
             auto& recv = recvs[static_cast<std::size_t>(k)];
             switch (k % 4) {
@@ -1127,7 +1168,7 @@ TEST(Nonblocking, ManyOutstandingCallsOnLines) {
           };
           for (int k = 0; k < outstanding; ++k) {
             const auto& recv = recvs[static_cast<std::size_t>(k)];
-            const std::size_t n = 1 + static_cast<std::size_t>(k % 4);
+            const std::size_t n = base + static_cast<std::size_t>(k % 4);
             for (std::size_t i = 0; i < recv.size(); ++i) {
               switch (k % 4) {
                 case 0:
@@ -1154,29 +1195,42 @@ TEST(Nonblocking, ManyOutstandingCallsOnLines) {
         out.error = e.what();
       }
     });
-    expect_clean(outcomes, "many outstanding, " + std::to_string(threads) + " threads");
+    expect_clean(outcomes,
+                 "many outstanding " + label + ", " + std::to_string(threads) + " threads");
   }
+}
+
+}  // namespace
+
+TEST(Nonblocking, ManyOutstandingCallsOnLines) { expect_many_outstanding_calls(1, "on lines"); }
+
+// Past the lines: a one-process team runs each call as one round on slices (any thread that
+// tests or waits may run another's share), recycled call after call.
+TEST(Nonblocking, ManyOutstandingCallsOnSlices) {
+  expect_many_outstanding_calls(100, "past the lines");
 }
 
 // One process: threads that pass different counts, or one thread's wrong arguments, fail the
 // call on lines on every thread with the same error, before any output is written; the team
 // stays usable and its order intact.
-TEST(Nonblocking, DisagreementOnLinesFailsEveryThread) {
-  if (world_size() > 1) GTEST_SKIP() << "the lines serve one-process teams";
+namespace {
+
+// Calls of base + 2 elements per rank (base + 3 on thread 1, whose count disagrees).
+void expect_disagreement_fails_every_thread(std::size_t base) {
   constexpr int threads = 3;
   tlc::Team team(MPI_COMM_WORLD, test_options(threads));
   std::vector<std::string> counts(threads), invalid(threads);
   std::vector<int> untouched(threads, 0), after(threads, 0);
   team.run([&](tlc::Thread& me) {
     const auto t = static_cast<std::size_t>(me.local_index());
-    std::vector<T> send(me.local_index() == 1 ? 3 : 2, 5), recv(send.size(), 7);
+    std::vector<T> send(base + (me.local_index() == 1 ? 3 : 2), 5), recv(send.size(), 7);
     try {
       me.iallreduce(std::span<const T>(send), std::span<T>(recv)).wait();
     } catch (const tlc::Error& e) {
       if (e.code() == tlc::Errc::mismatch) counts[t] = e.what();
     }
     untouched[t] = std::all_of(recv.begin(), recv.end(), [](T v) { return v == 7; });
-    std::vector<T> small(2, 1), out(me.local_index() == 2 ? 1 : 2, 0);  // too short on thread 2
+    std::vector<T> small(base + 2, 1), out(base + (me.local_index() == 2 ? 1 : 2), 0);  // short
     try {
       auto r = me.iallreduce(std::span<const T>(small), std::span<T>(out));
       r.wait();
@@ -1198,6 +1252,20 @@ TEST(Nonblocking, DisagreementOnLinesFailsEveryThread) {
       EXPECT_NE(invalid[i].find("rank 2"), std::string::npos) << t << ": " << invalid[i];
     EXPECT_TRUE(after[i]) << t;
   }
+}
+
+}  // namespace
+
+TEST(Nonblocking, DisagreementOnLinesFailsEveryThread) {
+  if (world_size() > 1) GTEST_SKIP() << "the lines serve one-process teams";
+  expect_disagreement_fails_every_thread(0);
+}
+
+// The same past the lines, where a one-process team's call runs as one round on slices: the
+// last thread to start it checks the threads' agreement and arguments before any share runs.
+TEST(Nonblocking, DisagreementOnSlicesFailsEveryThread) {
+  if (world_size() > 1) GTEST_SKIP() << "slices serve one-process teams";
+  expect_disagreement_fails_every_thread(200);
 }
 
 // One process: threads that put one call on different schedules (a small count on lines, a

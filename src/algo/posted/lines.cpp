@@ -114,16 +114,22 @@ void await_done(const LineRing::Slot& s, std::uint64_t n) {
 }
 
 // Settles thread t's output of call n (every thread has begun it): computes it unless another
-// thread claimed it first, then waits until it is done.
+// thread claimed it first, then waits until it is done. Thread t may have run ahead meanwhile
+// and taken the slot for its call n + depth (its start settled every thread's call n first, its
+// own included): the claim holds a later call then, and n is settled. So the claim is taken only
+// from a call before n, never from a later one, whose output the slot's new call describes.
 void settle(TeamImpl& team, LineRing& ring, int t, std::uint64_t n) {
   LineRing::Slot& s = ring.slot(t, n);
-  if (s.claimed.exchange(n, std::memory_order_acq_rel) != n) {
-    finish_slot(team, ring, t, n);
-    s.done.store(n, std::memory_order_release);
-    team.waiter().notify();  // t may sleep in its wait for the call
-    return;
+  std::uint64_t claimed = s.claimed.load(std::memory_order_acquire);
+  while (claimed < n) {
+    if (s.claimed.compare_exchange_weak(claimed, n, std::memory_order_acq_rel)) {
+      finish_slot(team, ring, t, n);
+      s.done.store(n, std::memory_order_release);
+      team.waiter().notify();  // t may sleep in its wait for the call
+      return;
+    }
   }
-  await_done(s, n);
+  if (claimed == n) await_done(s, n);
 }
 
 // After thread me found every thread's stamp of call n: what the stamps say of their completed
