@@ -54,6 +54,7 @@ void PostedCall::reset_for_reuse() noexcept {
   }
   check_queued.store(0, std::memory_order_relaxed);
   step = Step::undecided;
+  if (slices) kept_slices = std::move(slices);
   lanes = chunks = 0;
   step_parts.clear();
   part_failure = nullptr;
@@ -111,7 +112,7 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
   }
   const auto i = static_cast<std::size_t>(me);
   const bool counts = round > 0 && entry.invalid.empty();
-  if (round == 0 && team.processes() == 1 && entry.invalid.empty())
+  if (team.processes() == 1 && entry.invalid.empty())
     entry.aside.resize(posted::RoundSlices::aside_bytes(entry, team.threads()));
   std::shared_ptr<PostedCall> call;
   std::uint64_t sequence = 0;
@@ -137,6 +138,16 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
             call->lines->fold = builtin_line_fold(entry.call.op, entry.call.type);
         } else if (posted::RoundSlices::serves(entry, team.threads()))
           call->slices = std::make_unique<posted::RoundSlices>(team.threads());
+      }
+      // A one-process nonblocking call past the lines runs as one round on slices, as a
+      // persistent call's rounds do: the slices (and their stamps, whose rounds only grow) stay
+      // with the recycled call.
+      call->nonblocking_round = 1;
+      if (kind == Kind::nonblocking && team.processes() == 1 &&
+          posted::RoundSlices::serves(entry, team.threads())) {
+        call->slices = call->kept_slices ? std::move(call->kept_slices)
+                                         : std::make_unique<posted::RoundSlices>(team.threads());
+        call->nonblocking_round = ++call->slice_rounds;
       }
       if (spare_nodes_.empty()) {
         it = open_.emplace(sequence, Open{call, kind}).first;
@@ -175,6 +186,28 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
       last = true;
     }
   }
+  if (round > 0 && call->slices) {  // a nonblocking call on slices
+    const std::uint64_t r = call->nonblocking_round;
+    // The last thread checks the call before it starts its share (the others' advance waits for
+    // its stamp): the threads' agreement and arguments, else the call fails on every thread;
+    // then the call's place in the order is done (nothing goes to MPI).
+    if (last) {
+      try {
+        for (int t = 0; t < team.threads(); ++t)
+          if (const std::string& why = call->entries[static_cast<std::size_t>(t)].invalid;
+              !why.empty())
+            throw Error(Errc::invalid_argument, "tlc: " + team.who(t) + ": " + why);
+        posted::check_agreement(*call);
+        call->slices->prepare(*call);
+      } catch (...) {
+        fail(*call, r, std::current_exception());
+      }
+      advance_order(team, sequence, {});
+    }
+    call->slices->start(*call, me, r);
+    team.waiter().notify();
+    return call;
+  }
   if (last) pack_and_post(team, me, call, sequence, round);
   return call;
 }
@@ -194,8 +227,10 @@ std::shared_ptr<PostedCall> PostedCalls::recycled_call(TeamImpl& team) {
     { const std::shared_ptr<PostedCall> acquire = candidate; }
     recycle_cursor_ = (recycle_cursor_ + k + 1) % n;
     // A call that failed may have left MPI operations behind on its staging: not reused.
-    if (candidate->failed.load(std::memory_order_relaxed) != 0 ||
-        candidate->ready.load(std::memory_order_relaxed) == 0)
+    const bool completed = candidate->slices
+                               ? candidate->slices->completed(candidate->nonblocking_round)
+                               : candidate->ready.load(std::memory_order_relaxed) != 0;
+    if (candidate->failed.load(std::memory_order_relaxed) != 0 || !completed)
       candidate = std::make_shared<PostedCall>(team, false);
     else
       candidate->reset_for_reuse();

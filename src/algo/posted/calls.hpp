@@ -190,6 +190,11 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
   // instead, made at the init.
   std::unique_ptr<RoundLines> lines;
   std::unique_ptr<posted::RoundSlices> slices;
+  // A nonblocking call of a one-process team past the lines runs as one round on slices: its
+  // round (the slices' stamps only grow, so each use of a recycled call takes the next), the
+  // rounds taken so far, and the slices of an earlier use kept while the call serves another.
+  std::uint64_t nonblocking_round = 1, slice_rounds = 0;
+  std::unique_ptr<posted::RoundSlices> kept_slices;
 
   // TLC_CHECK, several processes: the comparison of the call with the other processes' (every
   // process's signature, gathered in process order on the team's check communicator) that

@@ -129,7 +129,8 @@ Request Thread::start_posted(const detail::Call& call, const detail::VariantLayo
                                                      0, entry.invalid, /*general=*/true);
   auto shared = posted_calls(team).start(team, local_, std::move(entry), nullptr, 1);
   if (!invalid.empty()) detail::throw_invalid(invalid);
-  return detail::PostedAccess::request(std::move(shared), 1, local_, started);
+  const std::uint64_t round = shared->nonblocking_round;  // 1, or its round on slices
+  return detail::PostedAccess::request(std::move(shared), round, local_, started);
 }
 
 Persistent Thread::init_persistent(const detail::Call& call, const detail::VariantLayout& layout,

@@ -59,6 +59,10 @@ class RoundSlices {
   // Whether advance has something to do or find: every thread started the round, and a task is
   // unclaimed or every task is done.
   bool advanceable(std::uint64_t round) const noexcept;
+  // Whether every task of `round` is done and none failed (a recycled nonblocking call).
+  bool completed(std::uint64_t round) const noexcept {
+    return all_done(round) && failure_round_.load(std::memory_order_acquire) != round;
+  }
   // The exception a task of `round` threw (a user op), once advance returned true.
   std::exception_ptr failure_of(std::uint64_t round) const;
   // A thread's wait or test of `round` ended with an error: claims every task nobody has
