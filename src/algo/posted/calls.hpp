@@ -224,10 +224,10 @@ class PostedCall : public std::enable_shared_from_this<PostedCall> {
   int parts() const noexcept { return lanes * chunks; }
   std::vector<std::unique_ptr<StepPart>> step_parts;
   std::exception_ptr part_failure;  // of a part whose operation completed before the others'
-  // Allreduce, bcast and alltoall of teams with one thread in every process: whether the step
-  // between processes runs as MPI's collective or as tlc's own algorithm on point-to-point
-  // requests (inter/p2p_rounds.hpp; persistent requests for a persistent call), decided alike on
-  // every process at the first round.
+  // Allreduce, bcast and alltoall between processes: whether the step between processes runs as
+  // MPI's collective or as tlc's own algorithm on point-to-point requests (inter/p2p_rounds.hpp;
+  // persistent requests for a persistent call), decided alike on every process at the first
+  // round (the calls whose step runs as rounds are advanced by every wait of the team).
   enum class Step : std::uint8_t {
     undecided,
     mpi_collective,

@@ -396,10 +396,12 @@ void post_movement(PostedCall& call, PostedOp& op, ProcessComm& comm, int i) {
     }
     // One part: every message at once (what the blocking call's isend algorithm sends;
     // persistent requests for a persistent call), as the staged form below.
-    if (call.parts() == 1)
+    if (call.parts() == 1) {
+      call.step = PostedCall::Step::all_at_once;
       return comm.post_alltoallv_rounds(op, mine.contribution, call.counts, call.displs,
                                         mine.call.recv, call.counts, call.displs, c, mine.count * e,
                                         call.persistent ? 0 : call.pack_sequence);
+    }
     const PartLayout layout = send_layout();
     return comm.post_alltoallv(op, mine.contribution, layout.counts, layout.displs, mine.call.recv,
                                layout.counts, layout.displs);
@@ -421,12 +423,14 @@ void post_movement(PostedCall& call, PostedOp& op, ProcessComm& comm, int i) {
       // One part: every message at once, as rounds (the one-thread form above sends the same
       // messages: a process's blocks for another process travel in one message either way). The
       // tag carries an alltoall's block, which every process has alike (an alltoallv's differ).
-      if (call.parts() == 1)
+      if (call.parts() == 1) {
+        call.step = PostedCall::Step::all_at_once;
         return comm.post_alltoallv_rounds(
             op, call.in.data(), call.counts, call.displs, call.out.data(), call.recv_counts,
             call.recv_displs, c,
             c.collective == Collective::alltoall ? call.entries[0].count * e : 0,
             call.persistent ? 0 : call.pack_sequence);
+      }
       const PartLayout sends = send_layout();
       const PartLayout receives = part_layout(call, i, call.recv_counts, call.recv_displs, true);
       return comm.post_alltoallv(op, call.in.data(), sends.counts, sends.displs, call.out.data(),
