@@ -58,6 +58,11 @@ using Clock = std::chrono::steady_clock;
 
 double now() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
+// A loop count of the default measuring effort scaled to `effort`, at least `least`.
+int scaled(double iterations, double effort, int least = 1) {
+  return std::max(least, static_cast<int>(iterations * effort));
+}
+
 // Returns when every process of comm has called it, asleep meanwhile: MPICH's blocking calls
 // poll without end, and the processes that wait here would take cores from process 0's fits.
 void sleeping_barrier(MPI_Comm comm) {
@@ -225,7 +230,7 @@ Fit fit_hockney(const std::vector<Point>& points, const td::CostParameters& p) {
 
 // One-way time of a ping-pong of n bytes between ranks 0 and 1 of `pair` (median of 9
 // repetitions in three passes), on rank 0; the same sizes on both.
-std::vector<Point> ping_pong(MPI_Comm pair, std::size_t max_bytes) {
+std::vector<Point> ping_pong(MPI_Comm pair, std::size_t max_bytes, double effort) {
   int rank = 0;
   MPI_Comm_rank(pair, &rank);
   const int peer = 1 - rank;
@@ -254,7 +259,7 @@ std::vector<Point> ping_pong(MPI_Comm pair, std::size_t max_bytes) {
       double t0 = now();
       exchange(1);
       // Rank 0's probe decides how many round trips fit the time of one repetition.
-      int iters = static_cast<int>(std::clamp(4e-3 / (now() - t0), 2.0, 20000.0));
+      int iters = static_cast<int>(std::clamp(4e-3 * effort / (now() - t0), 2.0, 20000.0));
       MPI_Bcast(&iters, 1, MPI_INT, 0, pair);
       for (int r = 0; r < 3; ++r) {
         t0 = now();
@@ -311,7 +316,8 @@ int lane_parallelism(MPI_Comm pair, std::size_t n) {
 
 // Seconds per call of MPI's own collective c on n bytes per process (all processes of `comm`,
 // the slowest one's median of 3 repetitions); the same on every process.
-double time_mpi(MPI_Comm comm, tlc::Collective c, std::size_t n, Buffer& in, Buffer& out) {
+double time_mpi(MPI_Comm comm, tlc::Collective c, std::size_t n, Buffer& in, Buffer& out,
+                double effort) {
   int processes = 1;
   MPI_Comm_size(comm, &processes);
   const int bytes = static_cast<int>(n), doubles = static_cast<int>(n / sizeof(double));
@@ -342,7 +348,8 @@ double time_mpi(MPI_Comm comm, tlc::Collective c, std::size_t n, Buffer& in, Buf
   call();
   double probe = now() - t0;
   MPI_Allreduce(MPI_IN_PLACE, &probe, 1, MPI_DOUBLE, MPI_MAX, comm);
-  const int iters = static_cast<int>(std::clamp(4e-3 / std::max(probe, 1e-9), 1.0, 20000.0));
+  const int iters =
+      static_cast<int>(std::clamp(4e-3 * effort / std::max(probe, 1e-9), 1.0, 20000.0));
   std::vector<double> reps;
   for (int r = 0; r < 3; ++r) {
     MPI_Barrier(comm);
@@ -359,7 +366,7 @@ double time_mpi(MPI_Comm comm, tlc::Collective c, std::size_t n, Buffer& in, Buf
 // beta and gamma: t = a start + b bytes, least squares of the relative error as for the
 // Hockney fit. Every process measures; process 0's answer counts. Returns the worst deviation.
 double fit_mpi_factors(tlc::Collective c, std::size_t max_bytes, td::CostParameters& p,
-                       bool verbose, bool talk) {
+                       bool verbose, bool talk, double effort) {
   int processes = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &processes);
   const std::size_t blocks = c == tlc::Collective::alltoall || c == tlc::Collective::allgather
@@ -375,7 +382,7 @@ double fit_mpi_factors(tlc::Collective c, std::size_t max_bytes, td::CostParamet
   std::vector<std::vector<double>> times(sizes.size());
   for (int pass = 0; pass < 3; ++pass)  // as the ping-pong: passes over the sizes
     for (std::size_t k = 0; k < sizes.size(); ++k)
-      times[k].push_back(time_mpi(MPI_COMM_WORLD, c, sizes[k], in, out));
+      times[k].push_back(time_mpi(MPI_COMM_WORLD, c, sizes[k], in, out, effort));
   std::vector<Sample> samples;
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     const td::MpiTerms terms = td::mpi_terms({c, sizes[k], processes, processes, 1, true, true}, p);
@@ -477,30 +484,31 @@ void fit_copy_rates(IntraFit& fit) {
 // a shared or virtual machine cross-core latencies change from run to run and sometimes within
 // one, and a table whose machine changed under it misleads. An 8-byte MPI_Allreduce between all
 // processes, or with one process a barrier of its team's threads.
-double machine_probe(int processes, int threads) {
+double machine_probe(int processes, int threads, double effort) {
   if (processes >= 2) {
     Buffer in(64), out(64);
-    return time_mpi(MPI_COMM_WORLD, tlc::Collective::allreduce, 8, in, out);
+    return time_mpi(MPI_COMM_WORLD, tlc::Collective::allreduce, 8, in, out, effort);
   }
   tlc::TeamOptions options;
   options.threads = threads;
   tlc::Team team(MPI_COMM_SELF, options);
   double seconds = 0;
   team.run([&](tlc::Thread& me) {
-    for (int i = 0; i < 2000; ++i) me.barrier();
+    const int iters = scaled(20000, effort, 10);
+    for (int i = 0; i < iters / 10; ++i) me.barrier();
     std::vector<double> reps;
     for (int r = 0; r < 5; ++r) {
       me.barrier();
       const double t0 = now();
-      for (int i = 0; i < 20000; ++i) me.barrier();
-      reps.push_back(me.allreduce((now() - t0) / 20000, tlc::max{}));
+      for (int i = 0; i < iters; ++i) me.barrier();
+      reps.push_back(me.allreduce((now() - t0) / iters, tlc::max{}));
     }
     if (me.local_index() == 0) seconds = median(reps);
   });
   return seconds;
 }
 
-IntraFit measure_intra(int threads, bool verbose) {
+IntraFit measure_intra(int threads, bool verbose, double effort) {
   tlc::TeamOptions options;
   options.threads = threads;
   tlc::Team team(MPI_COMM_SELF, options);
@@ -526,9 +534,9 @@ IntraFit measure_intra(int threads, bool verbose) {
       }
       return median(reps);
     };
-    const double barrier = time_calls([&] { me.barrier(); }, 20000);
+    const double barrier = time_calls([&] { me.barrier(); }, scaled(20000, effort, 10));
     std::vector<double> in(8, 1.0), out(8);  // 64 bytes: past the inline form, flat carried
-    const double flat = time_calls([&] { me.allreduce(in, out); }, 20000);
+    const double flat = time_calls([&] { me.allreduce(in, out); }, scaled(20000, effort, 10));
     if (me.local_index() == 0) {
       barrier_s[0] = barrier;
       flat_s[0] = flat;
@@ -537,7 +545,8 @@ IntraFit measure_intra(int threads, bool verbose) {
     for (std::size_t k = 0; k < sizes; ++k) {
       const std::size_t s = copy_sizes[k];
       Buffer from(s, 1), to(s, 2);
-      const int iters = static_cast<int>(std::max<std::size_t>(3, (std::size_t{512} << 20) / s));
+      const int iters =
+          scaled(static_cast<double>(std::size_t{512} << 20) / static_cast<double>(s), effort, 3);
       std::memcpy(to.data(), from.data(), s);
       me.barrier();
       const double t0 = now();
@@ -556,7 +565,7 @@ IntraFit measure_intra(int threads, bool verbose) {
       std::span<double> x = a.as<double>(), y = b.as<double>();
       std::fill(x.begin(), x.end(), 1.0);
       std::fill(y.begin(), y.end(), 0.5);
-      const int iters = 4000;
+      const int iters = scaled(4000, effort, 10);
       me.barrier();
       const double t0 = now();
       for (int i = 0; i < iters; ++i) {
@@ -576,12 +585,13 @@ IntraFit measure_intra(int threads, bool verbose) {
     tlc::Team alone(MPI_COMM_SELF, one);
     alone.run([&](tlc::Thread& me) {
       std::vector<double> in(8, 1.0), out(8);
-      for (int i = 0; i < 2000; ++i) me.allreduce(in, out);
+      const int iters = scaled(20000, effort, 10);
+      for (int i = 0; i < iters / 10; ++i) me.allreduce(in, out);
       std::vector<double> reps;
       for (int r = 0; r < 5; ++r) {
         const double t0 = now();
-        for (int i = 0; i < 20000; ++i) me.allreduce(in, out);
-        reps.push_back((now() - t0) / 20000);
+        for (int i = 0; i < iters; ++i) me.allreduce(in, out);
+        reps.push_back((now() - t0) / iters);
       }
       fit.call = std::max(0.01e-6, median(reps));
     });
@@ -649,11 +659,11 @@ double time_collective(tlc::Thread& me, std::size_t bytes, Call&& call, const Ca
   call();
   const double probe = std::max(me.allreduce(now() - t0, tlc::max{}), 1e-9);
   const double reps_count = std::max(1, o.reps);
-  const double by_budget = o.seconds_per_point / reps_count / probe;
+  const double by_budget = o.seconds_per_point * o.effort / reps_count / probe;
   const double as_swept =
       std::min(static_cast<double>(std::size_t{1} << 30) / static_cast<double>(bytes),
-               0.2 / probe) /
-      reps_count;
+               0.2 / probe) *
+      o.effort / reps_count;
   const int iters = static_cast<int>(std::clamp(std::max(by_budget, as_swept), 1.0, 1e5));
   std::vector<double> reps;
   for (int r = 0; r < std::max(1, o.reps); ++r) {
@@ -829,11 +839,11 @@ int calibrate(const CalibrateOptions& o) {
 
   // Inside a process: process 0's team, the others asleep so that it has the node's cores.
   int intra_threads = processes == 1 ? o.threads : 0;
-  const double probe_before = machine_probe(processes, intra_threads);
+  const double probe_before = machine_probe(processes, intra_threads, o.effort);
   if (talk) {
     std::printf("intra-process measurements on process 0\n");
     std::fflush(stdout);
-    const IntraFit f = measure_intra(intra_threads, o.verbose);
+    const IntraFit f = measure_intra(intra_threads, o.verbose, o.effort);
     intra_threads = f.threads;
     if (f.sync) {
       fitted.rendezvous = *f.sync;
@@ -859,7 +869,7 @@ int calibrate(const CalibrateOptions& o) {
                   human_bytes(static_cast<double>(o.max_bytes)).c_str());
     std::fflush(stdout);
     if (pair != MPI_COMM_NULL) {
-      const std::vector<Point> points = ping_pong(pair, o.max_bytes);
+      const std::vector<Point> points = ping_pong(pair, o.max_bytes, o.effort);
       if (talk) {
         const Fit f = fit_hockney(points, fitted);
         fitted.alpha = f.alpha;
@@ -920,7 +930,7 @@ int calibrate(const CalibrateOptions& o) {
       std::fflush(stdout);
     }
     for (const tlc::Collective c : mpi_collectives) {
-      const double worst = fit_mpi_factors(c, o.max_bytes, fitted, o.verbose, talk);
+      const double worst = fit_mpi_factors(c, o.max_bytes, fitted, o.verbose, talk, o.effort);
       if (talk) {
         const auto i = static_cast<std::size_t>(c);
         char line[200];
@@ -1061,7 +1071,7 @@ int calibrate(const CalibrateOptions& o) {
     measured.merge(fresh);
     write_tuning_file();
   }
-  const double probe_after = machine_probe(processes, intra_threads);
+  const double probe_after = machine_probe(processes, intra_threads, o.effort);
   if (talk) {
     const char* what = processes >= 2 ? "8-byte MPI_Allreduce" : "barrier of the team";
     std::printf("machine check: %s %.3f us before the fits, %.3f us after the table%s\n", what,

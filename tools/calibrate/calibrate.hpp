@@ -29,6 +29,10 @@ struct CalibrateOptions {
   int reps = 3;                     // timed repetitions per entry and round (their median)
   int rounds = 3;                   // rounds over all entries in turn (the median of rounds)
   bool table = true;                // measure and print the table (false: fit only)
+  // The share of the default measuring work (loop counts and time budgets) every measurement
+  // takes. --quick sets a small one, with one round and one repetition: a tuning file in seconds
+  // that shows the tool works end to end (the test suite), too rough to keep.
+  double effort = 1.0;
   bool verbose = false;             // print every measured point of the fits
   std::vector<std::string> header;  // extra header lines of the tuning file (e.g. the commit)
 };

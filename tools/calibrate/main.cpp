@@ -34,6 +34,8 @@ constexpr const char* kUsage =
     "  --max-size S       largest message of the fits and of the table (default 64M)\n"
     "  --threads T        threads per process of the table's teams (default: tlc's)\n"
     "  --lanes L          lanes of the table's teams (default: tlc's)\n"
+    "  --quick            a rough calibration in a small share of the time (one round, one\n"
+    "                     repetition, short loops): shows the tool works; not a file to keep\n"
     "  --help             this text\n";
 
 // "8", "4K", "64M", "1G": bytes, the suffixes powers of 1024 (the sizes tlc-bench reads).
@@ -79,11 +81,24 @@ tlc_calibrate::CalibrateOptions parse(int argc, char** argv, bool& help) {
       {"--threads", [&](const std::string& v) { o.threads = positive_value("--threads", v); }},
       {"--lanes", [&](const std::string& v) { o.lanes = positive_value("--lanes", v); }},
   };
+  // Options without a value.
+  const std::map<std::string, std::function<void()>> flags = {
+      {"--quick",
+       [&] {
+         o.effort = 0.02;
+         o.rounds = 1;
+         o.reps = 1;
+       }},
+  };
   for (int i = 1; i < argc; ++i) {
     std::string name = argv[i];
     if (name == "--help" || name == "-h") {
       help = true;
       return o;
+    }
+    if (const auto flag = flags.find(name); flag != flags.end()) {
+      flag->second();
+      continue;
     }
     const std::size_t eq = name.rfind("--", 0) == 0 ? name.find('=') : std::string::npos;
     const auto option = options.find(name.substr(0, eq));
