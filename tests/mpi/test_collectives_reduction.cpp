@@ -59,7 +59,9 @@ void for_ops(Collective c, std::size_t n, F&& f) {
   f(5, "Triple tlc::commutative(user op)", tlc::commutative(AddTriple{}), plain<Triple>);
   f(17, "uint8 + (wrapping)", std::plus<>{},
     [](std::uint64_t h) { return static_cast<std::uint8_t>(h); });
-  if (only_path_ops()) return;
+  // The sizes that exist for their shape alone (empty buffers; 2 and 3 elements, which leave
+  // lanes empty) take the ops whose paths differ; 1, 7 and 4099 elements take every op.
+  if (only_path_ops() || n == 0 || n == 2 || n == 3) return;
   f(6, "complex<double> +", std::plus<>{}, plain<std::complex<double>>);
   f(7, "float +", std::plus<>{}, plain<float>);
   f(8, "uint32 bit_xor", std::bit_xor<>{},
