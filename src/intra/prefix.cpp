@@ -9,15 +9,16 @@
 namespace tlc::detail {
 
 namespace {
-constexpr std::size_t chunk_bytes = 8192;
-}
+// The running prefix's chunk: stays in L1 beside the streaming inputs (as sliced_reduce.cpp's).
+constexpr std::size_t prefix_chunk_bytes = 8192;
+}  // namespace
 
 void prefix_slice(std::span<const void* const> inputs, std::span<void* const> outputs,
                   std::size_t element_size, Slice slice, CombineFn combine, const void* op_object,
                   bool exclusive, const void* initial) {
   if (slice.size() == 0 || inputs.empty()) return;
   thread_local std::vector<std::byte> buffers;
-  const std::size_t chunk = std::max<std::size_t>(1, chunk_bytes / element_size);
+  const std::size_t chunk = std::max<std::size_t>(1, prefix_chunk_bytes / element_size);
   if (buffers.size() < 2 * chunk * element_size) buffers.resize(2 * chunk * element_size);
   std::byte* acc = buffers.data();
   std::byte* previous = acc + chunk * element_size;
