@@ -248,12 +248,12 @@ case "$mode" in
     # Every tree is built and tested even when one fails, so that one run shows all.
     # The sanitized trees: optimised lightly (-O1: instrumented code compiles several times
     # slower at -O3), with NDEBUG as users build (tlc's defaults then are a release's: a build
-    # with assertions compares every call across processes), without the benchmark and the
-    # examples (smoke tests, run in the Open MPI tree); cmake/TlcCompilerFlags.cmake says what
-    # else differs (docs/reliability.md).
+    # with assertions compares every call across processes), the library in batches
+    # (TLC_UNITY_BUILD), without the benchmark and the examples (smoke tests, run in the Open MPI
+    # tree); cmake/TlcCompilerFlags.cmake says what else differs (docs/reliability.md).
     sanitized=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -DNDEBUG"
                "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -DNDEBUG" -DTLC_BUILD_BENCH=OFF
-               -DTLC_BUILD_EXAMPLES=OFF)
+               -DTLC_BUILD_EXAMPLES=OFF -DTLC_UNITY_BUILD=ON)
     rc=0
     # Each tree tests the package of its own library kind only (the other kind's consumer test
     # compiles the library once more): the sanitized trees static, the Open MPI tree shared
