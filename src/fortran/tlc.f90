@@ -84,8 +84,8 @@ module tlc
   public :: tlc_iallgatherv, tlc_igatherv, tlc_iscatterv, tlc_ialltoallv
   public :: tlc_allgatherv_init, tlc_gatherv_init, tlc_scatterv_init, tlc_alltoallv_init
 
-  ! The form argument of the tlc_f_*_posted entries of tlc_fortran.c.
-  integer(c_int), parameter :: NONBLOCKING = 1, PERSISTENT = 2
+  ! The form argument of the tlc_f_<name> entries of tlc_fortran.c.
+  integer(c_int), parameter :: BLOCKING = 0, NONBLOCKING = 1, PERSISTENT = 2
 
   ! Mirrors tlc_team_options of tlc.h, field by field.
   type, bind(c) :: c_team_options
@@ -135,24 +135,21 @@ module tlc
       type(c_ptr), intent(out) :: team
       integer(c_int) :: status
     end function c_team_create
-    function c_team_free(team) bind(c, name="tlc_team_free") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), intent(inout) :: team
-      integer(c_int) :: status
-    end function c_team_free
     function c_team_run(team, body, user_data) bind(c, name="tlc_team_run") result(status)
       import :: c_ptr, c_funptr, c_int
       type(c_ptr), value :: team, user_data
       type(c_funptr), value :: body
       integer(c_int) :: status
     end function c_team_run
-    function c_team_attach(team, local_index, me) bind(c, name="tlc_team_attach") result(status)
+    ! The shape of the calls that make a handle from a handle and a number (tlc_team_attach,
+    ! tlc_split_type).
+    function c_handle_from(handle, number, made) bind(c) result(status)
       import :: c_ptr, c_int
-      type(c_ptr), value :: team
-      integer(c_int), value :: local_index
-      type(c_ptr), intent(out) :: me
+      type(c_ptr), value :: handle
+      integer(c_int), value :: number
+      type(c_ptr), intent(out) :: made
       integer(c_int) :: status
-    end function c_team_attach
+    end function c_handle_from
     function c_team_attach_checked(team, local_index, region_threads, me) &
         bind(c, name="tlc_team_attach_checked") result(status)
       import :: c_ptr, c_int
@@ -161,11 +158,6 @@ module tlc
       type(c_ptr), intent(out) :: me
       integer(c_int) :: status
     end function c_team_attach_checked
-    function c_team_detach(me) bind(c, name="tlc_team_detach") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), intent(inout) :: me
-      integer(c_int) :: status
-    end function c_team_detach
     function c_split(me, color, key, sub) bind(c, name="tlc_split") result(status)
       import :: c_ptr, c_int
       type(c_ptr), value :: me
@@ -173,19 +165,14 @@ module tlc
       type(c_ptr), intent(out) :: sub
       integer(c_int) :: status
     end function c_split
-    function c_split_type(me, type, sub) bind(c, name="tlc_split_type") result(status)
+    ! The shape of the calls on one handle that may change it (tlc_wait, tlc_team_free & co.).
+    function c_handle_op(handle) bind(c) result(status)
       import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      integer(c_int), value :: type
-      type(c_ptr), intent(out) :: sub
+      type(c_ptr), intent(inout) :: handle
       integer(c_int) :: status
-    end function c_split_type
-    function c_participant_free(sub) bind(c, name="tlc_participant_free") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), intent(inout) :: sub
-      integer(c_int) :: status
-    end function c_participant_free
-    function c_team_fact(team) bind(c) result(n)  ! the shape of tlc_team_threads & co.
+    end function c_handle_op
+    ! The shape of the numbers a handle gives (tlc_team_threads & co., tlc_request_active).
+    function c_team_fact(team) bind(c) result(n)
       import :: c_ptr, c_int
       type(c_ptr), value :: team
       integer(c_int) :: n
@@ -204,296 +191,20 @@ module tlc
       integer(c_int), intent(inout) :: op
       integer(c_int) :: status
     end function c_op_free
-    function c_barrier(me) bind(c, name="tlc_barrier") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      integer(c_int) :: status
-    end function c_barrier
-    function c_bcast(me, buf, root) bind(c, name="tlc_f_bcast") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(inout) :: buf
-      integer(c_int), value :: root
-      integer(c_int) :: status
-    end function c_bcast
-    ! allreduce, scan, exscan, reduce_scatter_block
-    function c_reduction(me, send, recv, op) bind(c) result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in) :: send
-      type(*), dimension(..), intent(inout) :: recv
-      integer(c_int), value :: op
-      integer(c_int) :: status
-    end function c_reduction
-    function c_reduce(me, send, recv, op, root) bind(c, name="tlc_f_reduce") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in) :: send
-      type(*), dimension(..), intent(inout) :: recv
-      integer(c_int), value :: op, root
-      integer(c_int) :: status
-    end function c_reduce
-    ! allgather, alltoall
-    function c_movement(me, send, recv) bind(c) result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in) :: send
-      type(*), dimension(..), intent(inout) :: recv
-      integer(c_int) :: status
-    end function c_movement
-    ! gather, scatter
-    function c_rooted(me, send, recv, root) bind(c) result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in) :: send
-      type(*), dimension(..), intent(inout) :: recv
-      integer(c_int), value :: root
-      integer(c_int) :: status
-    end function c_rooted
-    ! The v-variants: counts and displacements as C ints, with their lengths
-    function c_allgatherv(me, send, recv, counts, n_counts, displs, n_displs) &
-      bind(c, name="tlc_f_allgatherv") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in) :: send
-      type(*), dimension(..), intent(inout) :: recv
-      integer(c_int), intent(in) :: counts(*), displs(*)
-      integer(c_int), value :: n_counts, n_displs
-      integer(c_int) :: status
-    end function c_allgatherv
-    function c_gatherv(me, send, recv, counts, n_counts, displs, n_displs, root) &
-      bind(c, name="tlc_f_gatherv") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in) :: send
-      type(*), dimension(..), intent(inout) :: recv
-      integer(c_int), intent(in) :: counts(*), displs(*)
-      integer(c_int), value :: n_counts, n_displs, root
-      integer(c_int) :: status
-    end function c_gatherv
-    function c_scatterv(me, send, counts, n_counts, displs, n_displs, recv, root) &
-      bind(c, name="tlc_f_scatterv") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in) :: send
-      integer(c_int), intent(in) :: counts(*), displs(*)
-      integer(c_int), value :: n_counts, n_displs
-      type(*), dimension(..), intent(inout) :: recv
-      integer(c_int), value :: root
-      integer(c_int) :: status
-    end function c_scatterv
-    function c_alltoallv(me, send, send_counts, n_send_counts, send_displs, n_send_displs, &
-                         recv, recv_counts, n_recv_counts, recv_displs, n_recv_displs) &
-      bind(c, name="tlc_f_alltoallv") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in) :: send
-      integer(c_int), intent(in) :: send_counts(*), send_displs(*)
-      integer(c_int), value :: n_send_counts, n_send_displs
-      type(*), dimension(..), intent(inout) :: recv
-      integer(c_int), intent(in) :: recv_counts(*), recv_displs(*)
-      integer(c_int), value :: n_recv_counts, n_recv_displs
-      integer(c_int) :: status
-    end function c_alltoallv
-    ! The nonblocking and persistent forms (form NONBLOCKING or PERSISTENT): the buffers are
-    ! asynchronous, and passed on as they are (a buffer that is not contiguous is an error).
-    function c_bcast_posted(me, buf, root, form, request) bind(c, name="tlc_f_bcast_posted") &
-        result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(inout), asynchronous :: buf
-      integer(c_int), value :: root, form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_bcast_posted
-    ! Each with an interface of its own: gfortran 12 miscompiles the first call through
-    ! `procedure(shape), bind(c, name=...)` here (by reference, Fortran descriptors).
-    function c_allreduce_posted(me, send, recv, op, form, request) &
-        bind(c, name="tlc_f_allreduce_posted") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in), asynchronous :: send
-      type(*), dimension(..), intent(inout), asynchronous :: recv
-      integer(c_int), value :: op, form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_allreduce_posted
-    function c_scan_posted(me, send, recv, op, form, request) &
-        bind(c, name="tlc_f_scan_posted") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in), asynchronous :: send
-      type(*), dimension(..), intent(inout), asynchronous :: recv
-      integer(c_int), value :: op, form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_scan_posted
-    function c_exscan_posted(me, send, recv, op, form, request) &
-        bind(c, name="tlc_f_exscan_posted") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in), asynchronous :: send
-      type(*), dimension(..), intent(inout), asynchronous :: recv
-      integer(c_int), value :: op, form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_exscan_posted
-    function c_reduce_scatter_block_posted(me, send, recv, op, form, request) &
-        bind(c, name="tlc_f_reduce_scatter_block_posted") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in), asynchronous :: send
-      type(*), dimension(..), intent(inout), asynchronous :: recv
-      integer(c_int), value :: op, form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_reduce_scatter_block_posted
-    function c_reduce_posted(me, send, recv, op, root, form, request) &
-        bind(c, name="tlc_f_reduce_posted") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in), asynchronous :: send
-      type(*), dimension(..), intent(inout), asynchronous :: recv
-      integer(c_int), value :: op, root, form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_reduce_posted
-    function c_allgather_posted(me, send, recv, form, request) &
-        bind(c, name="tlc_f_allgather_posted") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in), asynchronous :: send
-      type(*), dimension(..), intent(inout), asynchronous :: recv
-      integer(c_int), value :: form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_allgather_posted
-    function c_alltoall_posted(me, send, recv, form, request) &
-        bind(c, name="tlc_f_alltoall_posted") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in), asynchronous :: send
-      type(*), dimension(..), intent(inout), asynchronous :: recv
-      integer(c_int), value :: form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_alltoall_posted
-    function c_gather_posted(me, send, recv, root, form, request) &
-        bind(c, name="tlc_f_gather_posted") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in), asynchronous :: send
-      type(*), dimension(..), intent(inout), asynchronous :: recv
-      integer(c_int), value :: root, form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_gather_posted
-    function c_scatter_posted(me, send, recv, root, form, request) &
-        bind(c, name="tlc_f_scatter_posted") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in), asynchronous :: send
-      type(*), dimension(..), intent(inout), asynchronous :: recv
-      integer(c_int), value :: root, form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_scatter_posted
-    ! The v-variants' posted forms: the counts are converted (and kept with the request) by the
-    ! C half.
-    function c_allgatherv_posted(me, send, recv, counts, n_counts, displs, n_displs, form, &
-                                 request) bind(c, name="tlc_f_allgatherv_posted") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in), asynchronous :: send
-      type(*), dimension(..), intent(inout), asynchronous :: recv
-      integer(c_int), intent(in) :: counts(*), displs(*)
-      integer(c_int), value :: n_counts, n_displs, form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_allgatherv_posted
-    function c_gatherv_posted(me, send, recv, counts, n_counts, displs, n_displs, root, form, &
-                              request) bind(c, name="tlc_f_gatherv_posted") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in), asynchronous :: send
-      type(*), dimension(..), intent(inout), asynchronous :: recv
-      integer(c_int), intent(in) :: counts(*), displs(*)
-      integer(c_int), value :: n_counts, n_displs, root, form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_gatherv_posted
-    function c_scatterv_posted(me, send, counts, n_counts, displs, n_displs, recv, root, form, &
-                               request) bind(c, name="tlc_f_scatterv_posted") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in), asynchronous :: send
-      integer(c_int), intent(in) :: counts(*), displs(*)
-      integer(c_int), value :: n_counts, n_displs
-      type(*), dimension(..), intent(inout), asynchronous :: recv
-      integer(c_int), value :: root, form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_scatterv_posted
-    function c_alltoallv_posted(me, send, send_counts, n_send_counts, send_displs, n_send_displs, &
-                                recv, recv_counts, n_recv_counts, recv_displs, n_recv_displs, &
-                                form, request) bind(c, name="tlc_f_alltoallv_posted") &
-        result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(*), dimension(..), intent(in), asynchronous :: send
-      integer(c_int), intent(in) :: send_counts(*), send_displs(*)
-      integer(c_int), value :: n_send_counts, n_send_displs
-      type(*), dimension(..), intent(inout), asynchronous :: recv
-      integer(c_int), intent(in) :: recv_counts(*), recv_displs(*)
-      integer(c_int), value :: n_recv_counts, n_recv_displs, form
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_alltoallv_posted
-    function c_ibarrier(me, request) bind(c, name="tlc_ibarrier") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_ibarrier
-    function c_barrier_init(me, request) bind(c, name="tlc_barrier_init") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: me
-      type(c_ptr), intent(out) :: request
-      integer(c_int) :: status
-    end function c_barrier_init
-    function c_wait(request) bind(c, name="tlc_wait") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), intent(inout) :: request
-      integer(c_int) :: status
-    end function c_wait
-    function c_start(request) bind(c, name="tlc_start") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), intent(inout) :: request
-      integer(c_int) :: status
-    end function c_start
-    function c_request_free(request) bind(c, name="tlc_request_free") result(status)
-      import :: c_ptr, c_int
-      type(c_ptr), intent(inout) :: request
-      integer(c_int) :: status
-    end function c_request_free
+    ! tlc_f_<name>(me, ..., form, request) of every collective (tlc_fortran.c)
+    include 'tlc_collective_interfaces.inc'
     function c_test(request, flag) bind(c, name="tlc_test") result(status)
       import :: c_ptr, c_int
       type(c_ptr), intent(inout) :: request
       integer(c_int), intent(out) :: flag
       integer(c_int) :: status
     end function c_test
-    function c_waitall(n, requests) bind(c, name="tlc_waitall") result(status)
+    function c_requests_op(n, requests) bind(c) result(status)  ! tlc_waitall, tlc_startall
       import :: c_size_t, c_int, tlc_request
       integer(c_size_t), value :: n
       type(tlc_request), intent(inout) :: requests(*)
       integer(c_int) :: status
-    end function c_waitall
-    function c_startall(n, requests) bind(c, name="tlc_startall") result(status)
-      import :: c_size_t, c_int, tlc_request
-      integer(c_size_t), value :: n
-      type(tlc_request), intent(inout) :: requests(*)
-      integer(c_int) :: status
-    end function c_startall
+    end function c_requests_op
     function c_waitany(n, requests, index) bind(c, name="tlc_waitany") result(status)
       import :: c_size_t, c_int, tlc_request
       integer(c_size_t), value :: n
@@ -501,11 +212,6 @@ module tlc
       integer(c_size_t), intent(out) :: index
       integer(c_int) :: status
     end function c_waitany
-    function c_request_active(request) bind(c, name="tlc_request_active") result(active)
-      import :: c_ptr, c_int
-      type(c_ptr), value :: request
-      integer(c_int) :: active
-    end function c_request_active
   end interface
 
   ! The C functions of one shape, by name.
@@ -519,14 +225,17 @@ module tlc
   procedure(c_team_fact), bind(c, name="tlc_threads") :: c_threads
   procedure(c_team_fact), bind(c, name="tlc_process") :: c_process
   procedure(c_team_fact), bind(c, name="tlc_processes") :: c_processes
-  procedure(c_reduction), bind(c, name="tlc_f_allreduce") :: c_allreduce
-  procedure(c_reduction), bind(c, name="tlc_f_scan") :: c_scan
-  procedure(c_reduction), bind(c, name="tlc_f_exscan") :: c_exscan
-  procedure(c_reduction), bind(c, name="tlc_f_reduce_scatter_block") :: c_reduce_scatter_block
-  procedure(c_movement), bind(c, name="tlc_f_allgather") :: c_allgather
-  procedure(c_movement), bind(c, name="tlc_f_alltoall") :: c_alltoall
-  procedure(c_rooted), bind(c, name="tlc_f_gather") :: c_gather
-  procedure(c_rooted), bind(c, name="tlc_f_scatter") :: c_scatter
+  procedure(c_team_fact), bind(c, name="tlc_request_active") :: c_request_active
+  procedure(c_handle_op), bind(c, name="tlc_team_free") :: c_team_free
+  procedure(c_handle_from), bind(c, name="tlc_team_attach") :: c_team_attach
+  procedure(c_handle_from), bind(c, name="tlc_split_type") :: c_split_type
+  procedure(c_handle_op), bind(c, name="tlc_team_detach") :: c_team_detach
+  procedure(c_handle_op), bind(c, name="tlc_participant_free") :: c_participant_free
+  procedure(c_handle_op), bind(c, name="tlc_wait") :: c_wait
+  procedure(c_handle_op), bind(c, name="tlc_start") :: c_start
+  procedure(c_handle_op), bind(c, name="tlc_request_free") :: c_request_free
+  procedure(c_requests_op), bind(c, name="tlc_waitall") :: c_waitall
+  procedure(c_requests_op), bind(c, name="tlc_startall") :: c_startall
 
 contains
 
@@ -793,175 +502,8 @@ contains
     call finish(status, 'tlc_op_free', ierr)
   end subroutine tlc_op_free
 
-  subroutine tlc_barrier(me, ierr)
-    type(tlc_participant), intent(in) :: me
-    integer, intent(out), optional :: ierr
-    call finish(c_barrier(me%handle), 'tlc_barrier', ierr)
-  end subroutine tlc_barrier
-
-  ! buffer of root is copied into buffer of every rank.
-  subroutine tlc_bcast(me, buffer, root, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(inout) :: buffer
-    integer, intent(in) :: root
-    integer, intent(out), optional :: ierr
-    call finish(c_bcast(me%handle, buffer, int(root, c_int)), 'tlc_bcast', ierr)
-  end subroutine tlc_bcast
-
-  ! recv of root = op over all ranks of send (send may be TLC_IN_PLACE: the contribution is in
-  ! recv). recv is not used at other ranks.
-  subroutine tlc_reduce(me, send, recv, op, root, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(in) :: send
-    type(*), dimension(..), contiguous, intent(inout) :: recv
-    integer, intent(in) :: op, root
-    integer, intent(out), optional :: ierr
-    call finish(c_reduce(me%handle, send, recv, int(op, c_int), int(root, c_int)), &
-                'tlc_reduce', ierr)
-  end subroutine tlc_reduce
-
-  ! recv = op over all ranks of send, element by element (send may be TLC_IN_PLACE).
-  subroutine tlc_allreduce(me, send, recv, op, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(in) :: send
-    type(*), dimension(..), contiguous, intent(inout) :: recv
-    integer, intent(in) :: op
-    integer, intent(out), optional :: ierr
-    call finish(c_allreduce(me%handle, send, recv, int(op, c_int)), 'tlc_allreduce', ierr)
-  end subroutine tlc_allreduce
-
-  ! recv of rank r = op over ranks 0..r of send (send may be TLC_IN_PLACE).
-  subroutine tlc_scan(me, send, recv, op, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(in) :: send
-    type(*), dimension(..), contiguous, intent(inout) :: recv
-    integer, intent(in) :: op
-    integer, intent(out), optional :: ierr
-    call finish(c_scan(me%handle, send, recv, int(op, c_int)), 'tlc_scan', ierr)
-  end subroutine tlc_scan
-
-  ! recv of rank r = op over ranks 0..r-1 of send; rank 0's recv is left untouched.
-  subroutine tlc_exscan(me, send, recv, op, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(in) :: send
-    type(*), dimension(..), contiguous, intent(inout) :: recv
-    integer, intent(in) :: op
-    integer, intent(out), optional :: ierr
-    call finish(c_exscan(me%handle, send, recv, int(op, c_int)), 'tlc_exscan', ierr)
-  end subroutine tlc_exscan
-
-  ! recv of rank r = block r (size(recv) elements) of the reduction of all send buffers
-  ! (size * size(recv) elements each). In place: recv holds the inputs, the result lands first.
-  subroutine tlc_reduce_scatter_block(me, send, recv, op, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(in) :: send
-    type(*), dimension(..), contiguous, intent(inout) :: recv
-    integer, intent(in) :: op
-    integer, intent(out), optional :: ierr
-    call finish(c_reduce_scatter_block(me%handle, send, recv, int(op, c_int)), &
-                'tlc_reduce_scatter_block', ierr)
-  end subroutine tlc_reduce_scatter_block
-
-  ! recv (size * size(send) elements) = the send buffers of all ranks in rank order.
-  subroutine tlc_allgather(me, send, recv, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(in) :: send
-    type(*), dimension(..), contiguous, intent(inout) :: recv
-    integer, intent(out), optional :: ierr
-    call finish(c_allgather(me%handle, send, recv), 'tlc_allgather', ierr)
-  end subroutine tlc_allgather
-
-  ! recv of root = the send buffers of all ranks in rank order; recv is not used elsewhere.
-  subroutine tlc_gather(me, send, recv, root, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(in) :: send
-    type(*), dimension(..), contiguous, intent(inout) :: recv
-    integer, intent(in) :: root
-    integer, intent(out), optional :: ierr
-    call finish(c_gather(me%handle, send, recv, int(root, c_int)), 'tlc_gather', ierr)
-  end subroutine tlc_gather
-
-  ! recv of rank r = block r of the root's send (size * size(recv) elements); send is not used
-  ! elsewhere. At the root, recv may be TLC_IN_PLACE.
-  subroutine tlc_scatter(me, send, recv, root, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(in) :: send
-    type(*), dimension(..), contiguous, intent(inout) :: recv
-    integer, intent(in) :: root
-    integer, intent(out), optional :: ierr
-    call finish(c_scatter(me%handle, send, recv, int(root, c_int)), 'tlc_scatter', ierr)
-  end subroutine tlc_scatter
-
-  ! Block j of rank i's send goes to block i of rank j's recv; both hold size * n elements.
-  subroutine tlc_alltoall(me, send, recv, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(in) :: send
-    type(*), dimension(..), contiguous, intent(inout) :: recv
-    integer, intent(out), optional :: ierr
-    call finish(c_alltoall(me%handle, send, recv), 'tlc_alltoall', ierr)
-  end subroutine tlc_alltoall
-
-  ! The v-variants. counts and displs have one entry per rank; displacements count elements from
-  ! the start of the buffer, starting at 0 (as in MPI). Blocks may not overlap in a receive
-  ! buffer.
-
-  ! recv(displs(q) + 1 : displs(q) + counts(q)) = the send buffer of rank q (counts(q) elements).
-  ! send may be TLC_IN_PLACE: the caller's block is already in recv.
-  subroutine tlc_allgatherv(me, send, recv, counts, displs, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(in) :: send
-    type(*), dimension(..), contiguous, intent(inout) :: recv
-    integer, intent(in) :: counts(:), displs(:)
-    integer, intent(out), optional :: ierr
-    call finish(c_allgatherv(me%handle, send, recv, int(counts, c_int), size(counts, kind=c_int), &
-                             int(displs, c_int), size(displs, kind=c_int)), 'tlc_allgatherv', ierr)
-  end subroutine tlc_allgatherv
-
-  ! The same at the root only; recv, counts and displs are read at the root only (send may be
-  ! TLC_IN_PLACE there).
-  subroutine tlc_gatherv(me, send, recv, counts, displs, root, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(in) :: send
-    type(*), dimension(..), contiguous, intent(inout) :: recv
-    integer, intent(in) :: counts(:), displs(:), root
-    integer, intent(out), optional :: ierr
-    call finish(c_gatherv(me%handle, send, recv, int(counts, c_int), size(counts, kind=c_int), &
-                          int(displs, c_int), size(displs, kind=c_int), int(root, c_int)), &
-                'tlc_gatherv', ierr)
-  end subroutine tlc_gatherv
-
-  ! recv of rank q = send(displs(q) + 1 : displs(q) + counts(q)) of the root; send, counts and
-  ! displs are read at the root only, where recv may be TLC_IN_PLACE.
-  subroutine tlc_scatterv(me, send, counts, displs, recv, root, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(in) :: send
-    integer, intent(in) :: counts(:), displs(:)
-    type(*), dimension(..), contiguous, intent(inout) :: recv
-    integer, intent(in) :: root
-    integer, intent(out), optional :: ierr
-    call finish(c_scatterv(me%handle, send, int(counts, c_int), size(counts, kind=c_int), &
-                           int(displs, c_int), size(displs, kind=c_int), recv, int(root, c_int)), &
-                'tlc_scatterv', ierr)
-  end subroutine tlc_scatterv
-
-  ! send_counts(q) elements of send from send_displs(q) go to rank q, which receives them at
-  ! recv_displs(p) (recv_counts(p) elements, equal to what rank p sends it).
-  subroutine tlc_alltoallv(me, send, send_counts, send_displs, recv, recv_counts, recv_displs, &
-                           ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), contiguous, intent(in) :: send
-    integer, intent(in) :: send_counts(:), send_displs(:)
-    type(*), dimension(..), contiguous, intent(inout) :: recv
-    integer, intent(in) :: recv_counts(:), recv_displs(:)
-    integer, intent(out), optional :: ierr
-    call finish(c_alltoallv(me%handle, send, int(send_counts, c_int), &
-                            size(send_counts, kind=c_int), int(send_displs, c_int), &
-                            size(send_displs, kind=c_int), recv, int(recv_counts, c_int), &
-                            size(recv_counts, kind=c_int), int(recv_displs, c_int), &
-                            size(recv_displs, kind=c_int)), 'tlc_alltoallv', ierr)
-  end subroutine tlc_alltoallv
-
-  ! ---- Nonblocking and persistent collectives ----
+  ! ---- Collectives ----
+  ! Each in three forms: tlc_<name>(me, ..., ierr) blocks until this thread's part is done.
   ! tlc_i<name>(me, <the arguments of tlc_<name>>, request, ierr) starts a collective and
   ! returns at once; tlc_<name>_init(the same) makes a persistent call, started by tlc_start.
   ! As in MPI: the buffers are tlc's until the request completes (until tlc_request_free for a
@@ -970,344 +512,7 @@ contains
   ! is an error. Every thread of the team starts the same nonblocking calls and persistent inits
   ! and starts in the same order, apart from the blocking calls.
 
-  subroutine tlc_ibarrier(me, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_ibarrier(me%handle, request%handle), 'tlc_ibarrier', ierr)
-  end subroutine tlc_ibarrier
-  subroutine tlc_barrier_init(me, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_barrier_init(me%handle, request%handle), 'tlc_barrier_init', ierr)
-  end subroutine tlc_barrier_init
-
-  subroutine tlc_ibcast(me, buffer, root, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(inout), asynchronous :: buffer
-    integer, intent(in) :: root
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_bcast_posted(me%handle, buffer, int(root, c_int), NONBLOCKING, request%handle), &
-                'tlc_ibcast', ierr)
-  end subroutine tlc_ibcast
-  subroutine tlc_bcast_init(me, buffer, root, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(inout), asynchronous :: buffer
-    integer, intent(in) :: root
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_bcast_posted(me%handle, buffer, int(root, c_int), PERSISTENT, request%handle), &
-                'tlc_bcast_init', ierr)
-  end subroutine tlc_bcast_init
-
-  subroutine tlc_ireduce(me, send, recv, op, root, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: op, root
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_reduce_posted(me%handle, send, recv, int(op, c_int), int(root, c_int), &
-                NONBLOCKING, request%handle), &
-                'tlc_ireduce', ierr)
-  end subroutine tlc_ireduce
-  subroutine tlc_reduce_init(me, send, recv, op, root, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: op, root
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_reduce_posted(me%handle, send, recv, int(op, c_int), int(root, c_int), &
-                PERSISTENT, request%handle), &
-                'tlc_reduce_init', ierr)
-  end subroutine tlc_reduce_init
-
-  subroutine tlc_iallreduce(me, send, recv, op, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: op
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_allreduce_posted(me%handle, send, recv, int(op, c_int), NONBLOCKING, &
-                request%handle), &
-                'tlc_iallreduce', ierr)
-  end subroutine tlc_iallreduce
-  subroutine tlc_allreduce_init(me, send, recv, op, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: op
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_allreduce_posted(me%handle, send, recv, int(op, c_int), PERSISTENT, &
-                request%handle), &
-                'tlc_allreduce_init', ierr)
-  end subroutine tlc_allreduce_init
-
-  subroutine tlc_iscan(me, send, recv, op, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: op
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_scan_posted(me%handle, send, recv, int(op, c_int), NONBLOCKING, &
-                request%handle), &
-                'tlc_iscan', ierr)
-  end subroutine tlc_iscan
-  subroutine tlc_scan_init(me, send, recv, op, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: op
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_scan_posted(me%handle, send, recv, int(op, c_int), PERSISTENT, request%handle), &
-                'tlc_scan_init', ierr)
-  end subroutine tlc_scan_init
-
-  subroutine tlc_iexscan(me, send, recv, op, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: op
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_exscan_posted(me%handle, send, recv, int(op, c_int), NONBLOCKING, &
-                request%handle), &
-                'tlc_iexscan', ierr)
-  end subroutine tlc_iexscan
-  subroutine tlc_exscan_init(me, send, recv, op, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: op
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_exscan_posted(me%handle, send, recv, int(op, c_int), PERSISTENT, &
-                request%handle), &
-                'tlc_exscan_init', ierr)
-  end subroutine tlc_exscan_init
-
-  subroutine tlc_ireduce_scatter_block(me, send, recv, op, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: op
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_reduce_scatter_block_posted(me%handle, send, recv, int(op, c_int), &
-                NONBLOCKING, request%handle), &
-                'tlc_ireduce_scatter_block', ierr)
-  end subroutine tlc_ireduce_scatter_block
-  subroutine tlc_reduce_scatter_block_init(me, send, recv, op, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: op
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_reduce_scatter_block_posted(me%handle, send, recv, int(op, c_int), &
-                PERSISTENT, request%handle), &
-                'tlc_reduce_scatter_block_init', ierr)
-  end subroutine tlc_reduce_scatter_block_init
-
-  subroutine tlc_iallgather(me, send, recv, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_allgather_posted(me%handle, send, recv, NONBLOCKING, request%handle), &
-                'tlc_iallgather', ierr)
-  end subroutine tlc_iallgather
-  subroutine tlc_allgather_init(me, send, recv, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_allgather_posted(me%handle, send, recv, PERSISTENT, request%handle), &
-                'tlc_allgather_init', ierr)
-  end subroutine tlc_allgather_init
-
-  subroutine tlc_ialltoall(me, send, recv, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_alltoall_posted(me%handle, send, recv, NONBLOCKING, request%handle), &
-                'tlc_ialltoall', ierr)
-  end subroutine tlc_ialltoall
-  subroutine tlc_alltoall_init(me, send, recv, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_alltoall_posted(me%handle, send, recv, PERSISTENT, request%handle), &
-                'tlc_alltoall_init', ierr)
-  end subroutine tlc_alltoall_init
-
-  subroutine tlc_igather(me, send, recv, root, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: root
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_gather_posted(me%handle, send, recv, int(root, c_int), NONBLOCKING, &
-                request%handle), &
-                'tlc_igather', ierr)
-  end subroutine tlc_igather
-  subroutine tlc_gather_init(me, send, recv, root, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: root
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_gather_posted(me%handle, send, recv, int(root, c_int), PERSISTENT, &
-                request%handle), &
-                'tlc_gather_init', ierr)
-  end subroutine tlc_gather_init
-
-  subroutine tlc_iscatter(me, send, recv, root, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: root
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_scatter_posted(me%handle, send, recv, int(root, c_int), NONBLOCKING, &
-                request%handle), &
-                'tlc_iscatter', ierr)
-  end subroutine tlc_iscatter
-  subroutine tlc_scatter_init(me, send, recv, root, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: root
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_scatter_posted(me%handle, send, recv, int(root, c_int), PERSISTENT, &
-                request%handle), &
-                'tlc_scatter_init', ierr)
-  end subroutine tlc_scatter_init
-
-  ! The v-variants: counts and displacements as in the blocking forms; they are copied when the
-  ! call starts (a persistent call keeps the copy of its init).
-  subroutine tlc_iallgatherv(me, send, recv, counts, displs, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: counts(:), displs(:)
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_allgatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, &
-                kind=c_int), &
-                int(displs, c_int), size(displs, kind=c_int), NONBLOCKING, request%handle), &
-                'tlc_iallgatherv', ierr)
-  end subroutine tlc_iallgatherv
-  subroutine tlc_allgatherv_init(me, send, recv, counts, displs, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: counts(:), displs(:)
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_allgatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, &
-                kind=c_int), &
-                int(displs, c_int), size(displs, kind=c_int), PERSISTENT, request%handle), &
-                'tlc_allgatherv_init', ierr)
-  end subroutine tlc_allgatherv_init
-  subroutine tlc_igatherv(me, send, recv, counts, displs, root, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: counts(:), displs(:), root
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_gatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, &
-                kind=c_int), &
-                int(displs, c_int), size(displs, kind=c_int), int(root, c_int), NONBLOCKING, &
-                request%handle), &
-                'tlc_igatherv', ierr)
-  end subroutine tlc_igatherv
-  subroutine tlc_gatherv_init(me, send, recv, counts, displs, root, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: counts(:), displs(:), root
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_gatherv_posted(me%handle, send, recv, int(counts, c_int), size(counts, &
-                kind=c_int), &
-                int(displs, c_int), size(displs, kind=c_int), int(root, c_int), PERSISTENT, &
-                request%handle), &
-                'tlc_gatherv_init', ierr)
-  end subroutine tlc_gatherv_init
-  subroutine tlc_iscatterv(me, send, counts, displs, recv, root, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: counts(:), displs(:), root
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_scatterv_posted(me%handle, send, int(counts, c_int), size(counts, kind=c_int), &
-                int(displs, c_int), size(displs, kind=c_int), recv, int(root, c_int), &
-                NONBLOCKING, request%handle), &
-                'tlc_iscatterv', ierr)
-  end subroutine tlc_iscatterv
-  subroutine tlc_scatterv_init(me, send, counts, displs, recv, root, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: counts(:), displs(:), root
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_scatterv_posted(me%handle, send, int(counts, c_int), size(counts, kind=c_int), &
-                int(displs, c_int), size(displs, kind=c_int), recv, int(root, c_int), &
-                PERSISTENT, request%handle), &
-                'tlc_scatterv_init', ierr)
-  end subroutine tlc_scatterv_init
-  subroutine tlc_ialltoallv(me, send, send_counts, send_displs, recv, recv_counts, &
-      recv_displs, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: send_counts(:), send_displs(:), recv_counts(:), recv_displs(:)
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_alltoallv_posted(me%handle, send, int(send_counts, c_int), &
-                size(send_counts, kind=c_int), &
-                int(send_displs, c_int), size(send_displs, kind=c_int), recv, &
-                int(recv_counts, c_int), size(recv_counts, kind=c_int), &
-                int(recv_displs, c_int), size(recv_displs, kind=c_int), NONBLOCKING, &
-                request%handle), &
-                'tlc_ialltoallv', ierr)
-  end subroutine tlc_ialltoallv
-  subroutine tlc_alltoallv_init(me, send, send_counts, send_displs, recv, recv_counts, &
-      recv_displs, request, ierr)
-    type(tlc_participant), intent(in) :: me
-    type(*), dimension(..), intent(in), asynchronous :: send
-    type(*), dimension(..), intent(inout), asynchronous :: recv
-    integer, intent(in) :: send_counts(:), send_displs(:), recv_counts(:), recv_displs(:)
-    type(tlc_request), intent(out) :: request
-    integer, intent(out), optional :: ierr
-    call finish(c_alltoallv_posted(me%handle, send, int(send_counts, c_int), &
-                size(send_counts, kind=c_int), &
-                int(send_displs, c_int), size(send_displs, kind=c_int), recv, &
-                int(recv_counts, c_int), size(recv_counts, kind=c_int), &
-                int(recv_displs, c_int), size(recv_displs, kind=c_int), PERSISTENT, &
-                request%handle), &
-                'tlc_alltoallv_init', ierr)
-  end subroutine tlc_alltoallv_init
+  include 'tlc_collectives.inc'
 
   ! Waits until the call is complete for this thread; a nonblocking request becomes null, a
   ! persistent one inactive.

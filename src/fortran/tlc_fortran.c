@@ -28,6 +28,22 @@ typedef struct failure {
   char message[256];
 } failure;
 
+/* The Fortran types with a tlc element type of their own. */
+static const struct {
+  CFI_type_t fortran;
+  tlc_datatype tlc;
+} element_types[] = {
+    {CFI_type_int8_t, TLC_INT8},
+    {CFI_type_int16_t, TLC_INT16},
+    {CFI_type_int32_t, TLC_INT32},
+    {CFI_type_int64_t, TLC_INT64},
+    {CFI_type_float, TLC_FLOAT},
+    {CFI_type_double, TLC_DOUBLE},
+    {CFI_type_float_Complex, TLC_FLOAT_COMPLEX},
+    {CFI_type_double_Complex, TLC_DOUBLE_COMPLEX},
+    {CFI_type_Bool, TLC_BOOL},
+};
+
 /* Reads d into b; false (and a message) for a buffer that cannot be passed on. */
 static bool read_buffer(const CFI_cdesc_t* d, const char* function, const char* name, buffer* b,
                         failure* f) {
@@ -43,37 +59,11 @@ static bool read_buffer(const CFI_cdesc_t* d, const char* function, const char* 
     snprintf(f->message, sizeof f->message, "%s: %s is not contiguous", function, name);
     return false;
   }
-  switch (d->type) {
-    case CFI_type_int8_t:
-      b->type = TLC_INT8;
+  for (size_t i = 0; i < sizeof element_types / sizeof element_types[0]; ++i)
+    if (d->type == element_types[i].fortran) {
+      b->type = element_types[i].tlc;
       return true;
-    case CFI_type_int16_t:
-      b->type = TLC_INT16;
-      return true;
-    case CFI_type_int32_t:
-      b->type = TLC_INT32;
-      return true;
-    case CFI_type_int64_t:
-      b->type = TLC_INT64;
-      return true;
-    case CFI_type_float:
-      b->type = TLC_FLOAT;
-      return true;
-    case CFI_type_double:
-      b->type = TLC_DOUBLE;
-      return true;
-    case CFI_type_float_Complex:
-      b->type = TLC_FLOAT_COMPLEX;
-      return true;
-    case CFI_type_double_Complex:
-      b->type = TLC_DOUBLE_COMPLEX;
-      return true;
-    case CFI_type_Bool:
-      b->type = TLC_BOOL;
-      return true;
-    default:
-      break;
-  }
+    }
   /* Default logicals are integers holding 0 or 1 to C: TLC_LAND and TLC_LOR work on them. */
   if ((d->type & CFI_type_mask) == CFI_type_Logical && (d->elem_len == 4 || d->elem_len == 8)) {
     b->type = d->elem_len == 4 ? TLC_INT32 : TLC_INT64;
@@ -87,7 +77,7 @@ static bool read_buffer(const CFI_cdesc_t* d, const char* function, const char* 
   return true;
 }
 
-/* Which form of a collective a tlc_f_* entry makes (the argument `form` of the *_posted entries):
+/* Which form of a collective a tlc_f_<name> entry makes (its argument `form`):
  * the blocking call, tlc_i<name> or tlc_<name>_init. */
 enum { BLOCKING = 0, NONBLOCKING = 1, PERSISTENT = 2 };
 
@@ -107,11 +97,18 @@ static int reject(tlc_participant* me, int form, const failure* f) {
   return form == BLOCKING ? tlc_reject(me, f->message) : tlc_ireject(me, f->message);
 }
 
-/* Both buffers readable, of one element type; for reductions, one tlc can combine. */
+static bool in_place_fails(failure* f, const char* function, const char* what) {
+  snprintf(f->message, sizeof f->message, "%s: %s cannot be TLC_IN_PLACE", function, what);
+  return true;
+}
+
+/* Both buffers readable, of one element type; for reductions, one tlc can combine; recv
+ * TLC_IN_PLACE only where the caller allows it. */
 static bool read_pair(const CFI_cdesc_t* send, const CFI_cdesc_t* recv, const char* function,
-                      bool reduction, buffer* s, buffer* r, failure* f) {
+                      bool reduction, bool recv_in_place, buffer* s, buffer* r, failure* f) {
   if (!read_buffer(send, function, "send", s, f) || !read_buffer(recv, function, "recv", r, f))
     return false;
+  if (r->in_place && !recv_in_place) return !in_place_fails(f, function, "recv");
   if (!s->in_place && !r->in_place && s->type != r->type) {
     snprintf(f->message, sizeof f->message,
              "%s: send and recv have different types (Fortran type codes %d and %d)", function,
@@ -141,7 +138,14 @@ int tlc_f_team_create(int has_comm, MPI_Fint comm, const tlc_team_options* optio
   return tlc_team_create(has_comm ? MPI_Comm_f2c(comm) : MPI_COMM_WORLD, options, team);
 }
 
-static int bcast(tlc_participant* me, CFI_cdesc_t* buf, int root, int form, tlc_request* request) {
+/* The entry points of tlc.f90 (its interfaces are generated from src/fortran/collectives.cmake):
+ * tlc_f_<name>(me, <the collective's arguments>, form, request), form BLOCKING (request unused),
+ * NONBLOCKING or PERSISTENT. */
+int tlc_f_barrier(tlc_participant* me, int form, tlc_request* request) {
+  return FORMS(barrier, me);
+}
+
+int tlc_f_bcast(tlc_participant* me, CFI_cdesc_t* buf, int root, int form, tlc_request* request) {
   const char* function = form_name(form, "tlc_bcast", "tlc_ibcast", "tlc_bcast_init");
   buffer b;
   failure f;
@@ -158,8 +162,7 @@ static int elementwise(elementwise_kind kind, const char* function, tlc_particip
                        tlc_request* request) {
   buffer s, r;
   failure f;
-  if (!read_pair(send, recv, function, true, &s, &r, &f) ||
-      (r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, s.count)) ||
+  if (!read_pair(send, recv, function, true, false, &s, &r, &f) ||
       (!s.in_place && s.count != r.count && sizes_fail(&f, function, "recv", r.count, s.count)))
     return reject(me, form, &f);
   const void* from = s.in_place ? TLC_IN_PLACE : s.data;
@@ -173,13 +176,30 @@ static int elementwise(elementwise_kind kind, const char* function, tlc_particip
   }
 }
 
-static int reduce(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int root,
-                  int form, tlc_request* request) {
+int tlc_f_allreduce(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int form,
+                    tlc_request* request) {
+  return elementwise(ALLREDUCE,
+                     form_name(form, "tlc_allreduce", "tlc_iallreduce", "tlc_allreduce_init"), me,
+                     send, recv, op, form, request);
+}
+int tlc_f_scan(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int form,
+               tlc_request* request) {
+  return elementwise(SCAN, form_name(form, "tlc_scan", "tlc_iscan", "tlc_scan_init"), me, send,
+                     recv, op, form, request);
+}
+int tlc_f_exscan(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int form,
+                 tlc_request* request) {
+  return elementwise(EXSCAN, form_name(form, "tlc_exscan", "tlc_iexscan", "tlc_exscan_init"), me,
+                     send, recv, op, form, request);
+}
+
+int tlc_f_reduce(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int root,
+                 int form, tlc_request* request) {
   const char* function = form_name(form, "tlc_reduce", "tlc_ireduce", "tlc_reduce_init");
   const bool at_root = tlc_rank(me) == root;
   buffer s, r;
   failure f;
-  if (!read_pair(send, recv, function, true, &s, &r, &f)) return reject(me, form, &f);
+  if (!read_pair(send, recv, function, true, true, &s, &r, &f)) return reject(me, form, &f);
   if (s.in_place) return FORMS(reduce, me, TLC_IN_PLACE, r.data, r.count, r.type, op, root);
   if (at_root && (r.in_place || s.count != r.count)) {
     sizes_fail(&f, function, "the root's recv", r.in_place ? 0 : r.count, s.count);
@@ -188,16 +208,14 @@ static int reduce(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int
   return FORMS(reduce, me, s.data, at_root ? r.data : NULL, s.count, s.type, op, root);
 }
 
-static int reduce_scatter_block(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op,
-                                int form, tlc_request* request) {
+int tlc_f_reduce_scatter_block(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op,
+                               int form, tlc_request* request) {
   const char* function = form_name(form, "tlc_reduce_scatter_block", "tlc_ireduce_scatter_block",
                                    "tlc_reduce_scatter_block_init");
   const size_t size = (size_t)tlc_size(me);
   buffer s, r;
   failure f;
-  if (!read_pair(send, recv, function, true, &s, &r, &f) ||
-      (r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, 0)))
-    return reject(me, form, &f);
+  if (!read_pair(send, recv, function, true, false, &s, &r, &f)) return reject(me, form, &f);
   if (s.in_place) {
     if (r.count % size != 0) {
       sizes_fail(&f, function, "recv (in place)", r.count, (r.count / size + 1) * size);
@@ -212,15 +230,13 @@ static int reduce_scatter_block(tlc_participant* me, CFI_cdesc_t* send, CFI_cdes
   return FORMS(reduce_scatter_block, me, s.data, r.data, r.count, r.type, op);
 }
 
-static int allgather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int form,
-                     tlc_request* request) {
+int tlc_f_allgather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int form,
+                    tlc_request* request) {
   const char* function = form_name(form, "tlc_allgather", "tlc_iallgather", "tlc_allgather_init");
   const size_t size = (size_t)tlc_size(me);
   buffer s, r;
   failure f;
-  if (!read_pair(send, recv, function, false, &s, &r, &f) ||
-      (r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, 0)))
-    return reject(me, form, &f);
+  if (!read_pair(send, recv, function, false, false, &s, &r, &f)) return reject(me, form, &f);
   const size_t count = s.in_place ? r.count / size : s.count;
   if (r.count != size * count) {
     sizes_fail(&f, function, "recv", r.count, size * count);
@@ -229,16 +245,14 @@ static int allgather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, 
   return FORMS(allgather, me, s.in_place ? TLC_IN_PLACE : s.data, r.data, count, r.type);
 }
 
-static int gather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root, int form,
-                  tlc_request* request) {
+int tlc_f_gather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root, int form,
+                 tlc_request* request) {
   const char* function = form_name(form, "tlc_gather", "tlc_igather", "tlc_gather_init");
   const size_t size = (size_t)tlc_size(me);
   const bool at_root = tlc_rank(me) == root;
   buffer s, r;
   failure f;
-  if (!read_pair(send, recv, function, false, &s, &r, &f) ||
-      (at_root && r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, 0)))
-    return reject(me, form, &f);
+  if (!read_pair(send, recv, function, false, !at_root, &s, &r, &f)) return reject(me, form, &f);
   if (!at_root) {
     if (s.in_place) {
       snprintf(f.message, sizeof f.message, "%s: TLC_IN_PLACE at a rank other than the root",
@@ -255,8 +269,8 @@ static int gather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int
   return FORMS(gather, me, s.in_place ? TLC_IN_PLACE : s.data, r.data, count, r.type, root);
 }
 
-static int scatter(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root, int form,
-                   tlc_request* request) {
+int tlc_f_scatter(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root, int form,
+                  tlc_request* request) {
   const char* function = form_name(form, "tlc_scatter", "tlc_iscatter", "tlc_scatter_init");
   const size_t size = (size_t)tlc_size(me);
   const bool at_root = tlc_rank(me) == root;
@@ -288,96 +302,18 @@ static int scatter(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, in
   return FORMS(scatter, me, s.data, r.in_place ? TLC_IN_PLACE : r.data, count, s.type, root);
 }
 
-static int alltoall(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int form,
-                    tlc_request* request) {
+int tlc_f_alltoall(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int form,
+                   tlc_request* request) {
   const char* function = form_name(form, "tlc_alltoall", "tlc_ialltoall", "tlc_alltoall_init");
   const size_t size = (size_t)tlc_size(me);
   buffer s, r;
   failure f;
-  if (!read_pair(send, recv, function, false, &s, &r, &f) ||
-      (r.in_place && sizes_fail(&f, function, "recv (TLC_IN_PLACE)", 0, 0)))
-    return reject(me, form, &f);
+  if (!read_pair(send, recv, function, false, false, &s, &r, &f)) return reject(me, form, &f);
   if ((!s.in_place && s.count != r.count) || r.count % size != 0) {
     sizes_fail(&f, function, "recv", r.count, s.in_place ? (r.count / size + 1) * size : s.count);
     return reject(me, form, &f);
   }
   return FORMS(alltoall, me, s.in_place ? TLC_IN_PLACE : s.data, r.data, r.count / size, r.type);
-}
-
-/* The entry points of tlc.f90: tlc_f_<name> (blocking) and tlc_f_<name>_posted (form
- * NONBLOCKING or PERSISTENT, the request out). */
-int tlc_f_bcast(tlc_participant* me, CFI_cdesc_t* buf, int root) {
-  return bcast(me, buf, root, BLOCKING, NULL);
-}
-int tlc_f_bcast_posted(tlc_participant* me, CFI_cdesc_t* buf, int root, int form,
-                       tlc_request* request) {
-  return bcast(me, buf, root, form, request);
-}
-int tlc_f_reduce(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int root) {
-  return reduce(me, send, recv, op, root, BLOCKING, NULL);
-}
-int tlc_f_reduce_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int root,
-                        int form, tlc_request* request) {
-  return reduce(me, send, recv, op, root, form, request);
-}
-int tlc_f_allreduce(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
-  return elementwise(ALLREDUCE, "tlc_allreduce", me, send, recv, op, BLOCKING, NULL);
-}
-int tlc_f_allreduce_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op,
-                           int form, tlc_request* request) {
-  return elementwise(ALLREDUCE, form == NONBLOCKING ? "tlc_iallreduce" : "tlc_allreduce_init", me,
-                     send, recv, op, form, request);
-}
-int tlc_f_scan(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
-  return elementwise(SCAN, "tlc_scan", me, send, recv, op, BLOCKING, NULL);
-}
-int tlc_f_scan_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int form,
-                      tlc_request* request) {
-  return elementwise(SCAN, form == NONBLOCKING ? "tlc_iscan" : "tlc_scan_init", me, send, recv, op,
-                     form, request);
-}
-int tlc_f_exscan(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
-  return elementwise(EXSCAN, "tlc_exscan", me, send, recv, op, BLOCKING, NULL);
-}
-int tlc_f_exscan_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op, int form,
-                        tlc_request* request) {
-  return elementwise(EXSCAN, form == NONBLOCKING ? "tlc_iexscan" : "tlc_exscan_init", me, send,
-                     recv, op, form, request);
-}
-int tlc_f_reduce_scatter_block(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int op) {
-  return reduce_scatter_block(me, send, recv, op, BLOCKING, NULL);
-}
-int tlc_f_reduce_scatter_block_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv,
-                                      int op, int form, tlc_request* request) {
-  return reduce_scatter_block(me, send, recv, op, form, request);
-}
-int tlc_f_allgather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv) {
-  return allgather(me, send, recv, BLOCKING, NULL);
-}
-int tlc_f_allgather_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int form,
-                           tlc_request* request) {
-  return allgather(me, send, recv, form, request);
-}
-int tlc_f_gather(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root) {
-  return gather(me, send, recv, root, BLOCKING, NULL);
-}
-int tlc_f_gather_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root,
-                        int form, tlc_request* request) {
-  return gather(me, send, recv, root, form, request);
-}
-int tlc_f_scatter(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root) {
-  return scatter(me, send, recv, root, BLOCKING, NULL);
-}
-int tlc_f_scatter_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int root,
-                         int form, tlc_request* request) {
-  return scatter(me, send, recv, root, form, request);
-}
-int tlc_f_alltoall(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv) {
-  return alltoall(me, send, recv, BLOCKING, NULL);
-}
-int tlc_f_alltoall_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, int form,
-                          tlc_request* request) {
-  return alltoall(me, send, recv, form, request);
 }
 
 /* --- The v-variants ---------------------------------------------------------------------------
@@ -447,27 +383,21 @@ static void keep_or_free(int form, int status, tlc_request* request, layout* l) 
   free_layout(l);
 }
 
-static bool in_place_fails(failure* f, const char* function, const char* what) {
-  snprintf(f->message, sizeof f->message, "%s: %s cannot be TLC_IN_PLACE", function, what);
-  return true;
-}
-
 static bool types_fail(failure* f, const char* function) {
   snprintf(f->message, sizeof f->message, "%s: send and recv have different types", function);
   return true;
 }
 
-static int allgatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
-                      int n_counts, const int* displs, int n_displs, int form,
-                      tlc_request* request) {
+int tlc_f_allgatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
+                     int n_counts, const int* displs, int n_displs, int form,
+                     tlc_request* request) {
   const char* function =
       form_name(form, "tlc_allgatherv", "tlc_iallgatherv", "tlc_allgatherv_init");
   buffer s, r;
   failure f;
   layout l = {NULL, NULL, 0};
   int status;
-  if (!read_pair(send, recv, function, false, &s, &r, &f) ||
-      (r.in_place && in_place_fails(&f, function, "recv")) ||
+  if (!read_pair(send, recv, function, false, false, &s, &r, &f) ||
       !read_layout(me, function, "recv", &r, counts, n_counts, displs, n_displs, &l, &f))
     status = reject(me, form, &f);
   else
@@ -477,17 +407,16 @@ static int allgatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv,
   return status;
 }
 
-static int gatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
-                   int n_counts, const int* displs, int n_displs, int root, int form,
-                   tlc_request* request) {
+int tlc_f_gatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
+                  int n_counts, const int* displs, int n_displs, int root, int form,
+                  tlc_request* request) {
   const char* function = form_name(form, "tlc_gatherv", "tlc_igatherv", "tlc_gatherv_init");
   const bool at_root = tlc_rank(me) == root;
   buffer s, r;
   failure f;
   layout l = {NULL, NULL, 0};
   int status;
-  if (!read_pair(send, recv, function, false, &s, &r, &f) ||
-      (at_root && r.in_place && in_place_fails(&f, function, "recv")) ||
+  if (!read_pair(send, recv, function, false, !at_root, &s, &r, &f) ||
       (!at_root && s.in_place &&
        in_place_fails(&f, function, "send at a rank other than the root")) ||
       (at_root &&
@@ -500,9 +429,9 @@ static int gatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, co
   return status;
 }
 
-static int scatterv(tlc_participant* me, CFI_cdesc_t* send, const int* counts, int n_counts,
-                    const int* displs, int n_displs, CFI_cdesc_t* recv, int root, int form,
-                    tlc_request* request) {
+int tlc_f_scatterv(tlc_participant* me, CFI_cdesc_t* send, const int* counts, int n_counts,
+                   const int* displs, int n_displs, CFI_cdesc_t* recv, int root, int form,
+                   tlc_request* request) {
   const char* function = form_name(form, "tlc_scatterv", "tlc_iscatterv", "tlc_scatterv_init");
   const bool at_root = tlc_rank(me) == root;
   buffer s, r;
@@ -526,18 +455,17 @@ static int scatterv(tlc_participant* me, CFI_cdesc_t* send, const int* counts, i
   return status;
 }
 
-static int alltoallv(tlc_participant* me, CFI_cdesc_t* send, const int* send_counts,
-                     int n_send_counts, const int* send_displs, int n_send_displs,
-                     CFI_cdesc_t* recv, const int* recv_counts, int n_recv_counts,
-                     const int* recv_displs, int n_recv_displs, int form, tlc_request* request) {
+int tlc_f_alltoallv(tlc_participant* me, CFI_cdesc_t* send, const int* send_counts,
+                    int n_send_counts, const int* send_displs, int n_send_displs, CFI_cdesc_t* recv,
+                    const int* recv_counts, int n_recv_counts, const int* recv_displs,
+                    int n_recv_displs, int form, tlc_request* request) {
   const char* function = form_name(form, "tlc_alltoallv", "tlc_ialltoallv", "tlc_alltoallv_init");
   buffer s, r;
   failure f;
   layout sl = {NULL, NULL, 0}, rl = {NULL, NULL, 0};
   int status;
-  if (!read_pair(send, recv, function, false, &s, &r, &f) ||
+  if (!read_pair(send, recv, function, false, false, &s, &r, &f) ||
       (s.in_place && in_place_fails(&f, function, "send")) ||
-      (r.in_place && in_place_fails(&f, function, "recv")) ||
       !read_layout(me, function, "send", &s, send_counts, n_send_counts, send_displs, n_send_displs,
                    &sl, &f) ||
       !read_layout(me, function, "recv", &r, recv_counts, n_recv_counts, recv_displs, n_recv_displs,
@@ -549,47 +477,4 @@ static int alltoallv(tlc_participant* me, CFI_cdesc_t* send, const int* send_cou
   keep_or_free(form, status, request, &sl);
   keep_or_free(form, status, request, &rl);
   return status;
-}
-
-int tlc_f_allgatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
-                     int n_counts, const int* displs, int n_displs) {
-  return allgatherv(me, send, recv, counts, n_counts, displs, n_displs, BLOCKING, NULL);
-}
-int tlc_f_allgatherv_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv,
-                            const int* counts, int n_counts, const int* displs, int n_displs,
-                            int form, tlc_request* request) {
-  return allgatherv(me, send, recv, counts, n_counts, displs, n_displs, form, request);
-}
-int tlc_f_gatherv(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv, const int* counts,
-                  int n_counts, const int* displs, int n_displs, int root) {
-  return gatherv(me, send, recv, counts, n_counts, displs, n_displs, root, BLOCKING, NULL);
-}
-int tlc_f_gatherv_posted(tlc_participant* me, CFI_cdesc_t* send, CFI_cdesc_t* recv,
-                         const int* counts, int n_counts, const int* displs, int n_displs, int root,
-                         int form, tlc_request* request) {
-  return gatherv(me, send, recv, counts, n_counts, displs, n_displs, root, form, request);
-}
-int tlc_f_scatterv(tlc_participant* me, CFI_cdesc_t* send, const int* counts, int n_counts,
-                   const int* displs, int n_displs, CFI_cdesc_t* recv, int root) {
-  return scatterv(me, send, counts, n_counts, displs, n_displs, recv, root, BLOCKING, NULL);
-}
-int tlc_f_scatterv_posted(tlc_participant* me, CFI_cdesc_t* send, const int* counts, int n_counts,
-                          const int* displs, int n_displs, CFI_cdesc_t* recv, int root, int form,
-                          tlc_request* request) {
-  return scatterv(me, send, counts, n_counts, displs, n_displs, recv, root, form, request);
-}
-int tlc_f_alltoallv(tlc_participant* me, CFI_cdesc_t* send, const int* send_counts,
-                    int n_send_counts, const int* send_displs, int n_send_displs, CFI_cdesc_t* recv,
-                    const int* recv_counts, int n_recv_counts, const int* recv_displs,
-                    int n_recv_displs) {
-  return alltoallv(me, send, send_counts, n_send_counts, send_displs, n_send_displs, recv,
-                   recv_counts, n_recv_counts, recv_displs, n_recv_displs, BLOCKING, NULL);
-}
-int tlc_f_alltoallv_posted(tlc_participant* me, CFI_cdesc_t* send, const int* send_counts,
-                           int n_send_counts, const int* send_displs, int n_send_displs,
-                           CFI_cdesc_t* recv, const int* recv_counts, int n_recv_counts,
-                           const int* recv_displs, int n_recv_displs, int form,
-                           tlc_request* request) {
-  return alltoallv(me, send, send_counts, n_send_counts, send_displs, n_send_displs, recv,
-                   recv_counts, n_recv_counts, recv_displs, n_recv_displs, form, request);
 }

@@ -5,7 +5,8 @@
 ! tlc_waitany, tlc_waitall); a persistent tlc_allreduce_init started for many rounds with its
 ! buffers refilled in between; every element checked against a reference computed here. Then a
 ! buffer that is not contiguous, which a nonblocking call must refuse (it could only pass a copy
-! that dies with the call). Stops with a non-zero code on any difference.
+! that dies with the call). Then every collective in every form against its blocking form
+! (every_form_support). Stops with a non-zero code on any difference.
 module nonblocking_support
   use, intrinsic :: iso_c_binding
   use, intrinsic :: iso_fortran_env, only: int32, int64, real64, error_unit
@@ -74,9 +75,160 @@ contains
   end subroutine check_ierr
 end module nonblocking_support
 
+! Every collective in its three forms: the nonblocking tlc_i<name> and the persistent
+! tlc_<name>_init (started twice) must leave what the blocking tlc_<name> leaves, element by
+! element, from the same inputs (test_fortran.f90 checks the blocking forms against references).
+! The v-variants' blocks have gaps of one element, which every form must leave alone.
+module every_form_support
+  use tlc
+  use nonblocking_support
+  implicit none
+  integer, parameter :: collectives = 15, blk = 3
+  character(len=*), parameter :: names(collectives) = [character(len=20) :: 'barrier', &
+    'bcast', 'reduce', 'allreduce', 'scan', 'exscan', 'reduce_scatter_block', 'allgather', &
+    'gather', 'scatter', 'alltoall', 'allgatherv', 'gatherv', 'scatterv', 'alltoallv']
+contains
+  ! Completes the call just made in `form` (1 nonblocking, 2 persistent: started twice).
+  subroutine complete(form, request)
+    integer, intent(in) :: form
+    type(tlc_request), intent(inout) :: request
+    if (form == 1) then
+      call tlc_wait(request)
+    else if (form == 2) then
+      call tlc_start(request)
+      call tlc_wait(request)
+      call tlc_start(request)
+      call tlc_wait(request)
+      call tlc_request_free(request)
+    end if
+  end subroutine complete
+
+  ! Collective c in `form` (0 blocking) on this thread's inputs; recv is what it leaves.
+  subroutine run(me, c, form, recv)
+    type(tlc_participant), intent(in) :: me
+    integer, intent(in) :: c, form
+    integer(int64), allocatable, asynchronous, intent(out) :: recv(:)
+    integer(int64), allocatable, asynchronous :: send(:)
+    integer, allocatable :: counts(:), displs(:), rcounts(:), rdispls(:)
+    type(tlc_request) :: req
+    integer :: r, p, q, i, root
+    r = tlc_rank(me)
+    p = tlc_size(me)
+    root = mod(c, p)
+    ! v-variants: rank q's block has mod(q, 3) + 1 elements (alltoallv: mod(r + q, 3) + 1 from
+    ! r to q), one element apart.
+    allocate (counts(p), displs(p), rcounts(p), rdispls(p))
+    do q = 0, p - 1
+      counts(q + 1) = mod(q, 3) + 1
+      rcounts(q + 1) = mod(r + q, 3) + 1
+    end do
+    displs(1) = 0
+    rdispls(1) = 0
+    do q = 1, p - 1
+      displs(q + 1) = displs(q) + counts(q) + 1
+      rdispls(q + 1) = rdispls(q) + rcounts(q) + 1
+    end do
+    allocate (send(p * blk + displs(p) + counts(p)))
+    do i = 1, size(send)
+      send(i) = val(r, c, i, 11)
+    end do
+    allocate (recv(p * blk + displs(p) + counts(p)))
+    recv = -1
+    select case (trim(names(c)))
+    case ('barrier')
+      if (form == 0) call tlc_barrier(me)
+      if (form == 1) call tlc_ibarrier(me, req)
+      if (form == 2) call tlc_barrier_init(me, req)
+    case ('bcast')
+      if (r == root) recv(1:blk) = send(1:blk)
+      if (form == 0) call tlc_bcast(me, recv(1:blk), root)
+      if (form == 1) call tlc_ibcast(me, recv(1:blk), root, req)
+      if (form == 2) call tlc_bcast_init(me, recv(1:blk), root, req)
+    case ('reduce')
+      if (form == 0) call tlc_reduce(me, send(1:blk), recv(1:blk), TLC_SUM, root)
+      if (form == 1) call tlc_ireduce(me, send(1:blk), recv(1:blk), TLC_SUM, root, req)
+      if (form == 2) call tlc_reduce_init(me, send(1:blk), recv(1:blk), TLC_SUM, root, req)
+    case ('allreduce')
+      if (form == 0) call tlc_allreduce(me, send(1:blk), recv(1:blk), TLC_MAX)
+      if (form == 1) call tlc_iallreduce(me, send(1:blk), recv(1:blk), TLC_MAX, req)
+      if (form == 2) call tlc_allreduce_init(me, send(1:blk), recv(1:blk), TLC_MAX, req)
+    case ('scan')
+      if (form == 0) call tlc_scan(me, send(1:blk), recv(1:blk), TLC_SUM)
+      if (form == 1) call tlc_iscan(me, send(1:blk), recv(1:blk), TLC_SUM, req)
+      if (form == 2) call tlc_scan_init(me, send(1:blk), recv(1:blk), TLC_SUM, req)
+    case ('exscan')
+      if (form == 0) call tlc_exscan(me, send(1:blk), recv(1:blk), TLC_SUM)
+      if (form == 1) call tlc_iexscan(me, send(1:blk), recv(1:blk), TLC_SUM, req)
+      if (form == 2) call tlc_exscan_init(me, send(1:blk), recv(1:blk), TLC_SUM, req)
+    case ('reduce_scatter_block')
+      if (form == 0) call tlc_reduce_scatter_block(me, send(1:p * blk), recv(1:blk), TLC_SUM)
+      if (form == 1) call tlc_ireduce_scatter_block(me, send(1:p * blk), recv(1:blk), TLC_SUM, req)
+      if (form == 2) &
+        call tlc_reduce_scatter_block_init(me, send(1:p * blk), recv(1:blk), TLC_SUM, req)
+    case ('allgather')
+      if (form == 0) call tlc_allgather(me, send(1:blk), recv(1:p * blk))
+      if (form == 1) call tlc_iallgather(me, send(1:blk), recv(1:p * blk), req)
+      if (form == 2) call tlc_allgather_init(me, send(1:blk), recv(1:p * blk), req)
+    case ('gather')
+      if (form == 0) call tlc_gather(me, send(1:blk), recv(1:p * blk), root)
+      if (form == 1) call tlc_igather(me, send(1:blk), recv(1:p * blk), root, req)
+      if (form == 2) call tlc_gather_init(me, send(1:blk), recv(1:p * blk), root, req)
+    case ('scatter')
+      if (form == 0) call tlc_scatter(me, send(1:p * blk), recv(1:blk), root)
+      if (form == 1) call tlc_iscatter(me, send(1:p * blk), recv(1:blk), root, req)
+      if (form == 2) call tlc_scatter_init(me, send(1:p * blk), recv(1:blk), root, req)
+    case ('alltoall')
+      if (form == 0) call tlc_alltoall(me, send(1:p * blk), recv(1:p * blk))
+      if (form == 1) call tlc_ialltoall(me, send(1:p * blk), recv(1:p * blk), req)
+      if (form == 2) call tlc_alltoall_init(me, send(1:p * blk), recv(1:p * blk), req)
+    case ('allgatherv')
+      associate (mine => send(1:counts(r + 1)))
+        if (form == 0) call tlc_allgatherv(me, mine, recv, counts, displs)
+        if (form == 1) call tlc_iallgatherv(me, mine, recv, counts, displs, req)
+        if (form == 2) call tlc_allgatherv_init(me, mine, recv, counts, displs, req)
+      end associate
+    case ('gatherv')
+      associate (mine => send(1:counts(r + 1)))
+        if (form == 0) call tlc_gatherv(me, mine, recv, counts, displs, root)
+        if (form == 1) call tlc_igatherv(me, mine, recv, counts, displs, root, req)
+        if (form == 2) call tlc_gatherv_init(me, mine, recv, counts, displs, root, req)
+      end associate
+    case ('scatterv')
+      associate (mine => recv(1:counts(r + 1)))
+        if (form == 0) call tlc_scatterv(me, send, counts, displs, mine, root)
+        if (form == 1) call tlc_iscatterv(me, send, counts, displs, mine, root, req)
+        if (form == 2) call tlc_scatterv_init(me, send, counts, displs, mine, root, req)
+      end associate
+    case ('alltoallv')
+      if (form == 0) call tlc_alltoallv(me, send, rcounts, rdispls, recv, rcounts, rdispls)
+      if (form == 1) call tlc_ialltoallv(me, send, rcounts, rdispls, recv, rcounts, rdispls, req)
+      if (form == 2) &
+        call tlc_alltoallv_init(me, send, rcounts, rdispls, recv, rcounts, rdispls, req)
+    end select
+    call complete(form, req)
+  end subroutine run
+
+  subroutine every_form(me, fails)
+    type(tlc_participant), intent(in) :: me
+    integer, intent(inout) :: fails
+    integer(int64), allocatable, asynchronous :: blocking(:), other(:)
+    integer :: c, form
+    do c = 1, collectives
+      call run(me, c, 0, blocking)
+      do form = 1, 2
+        call run(me, c, form, other)
+        call check(all(other == blocking), trim(names(c)) // ': the ' // &
+                   trim(merge('nonblocking', 'persistent ', form == 1)) // &
+                   ' form differs from the blocking one', tlc_rank(me), form, fails)
+      end do
+    end do
+  end subroutine every_form
+end module every_form_support
+
 program test_nonblocking
   use tlc
   use nonblocking_support
+  use every_form_support
   use omp_lib
   implicit none
   integer, parameter :: n = 23, block = 3, rounds = 20, persistent_rounds = 100
@@ -282,6 +434,8 @@ program test_nonblocking
   call tlc_iallreduce(me, strided(1:n), strided_out, TLC_SUM, requests(1))
   call tlc_wait(requests(1))
   call check(all(strided_out == p), 'iallreduce after the refusal', r, -1, fails)
+
+  call every_form(me, fails)
 
   call tlc_allreduce(me, fails, total, TLC_SUM)
   worst = max(worst, total, fails)
