@@ -98,16 +98,12 @@ void gather_across(TeamImpl& team, int me, const CallView& view, const Plan& pla
   // Per-chunk layout; chunk 0's is built before anything moves, while every thread is still in
   // the call (its counts may live in another thread's memory).
   thread_local PieceLayout layout;
-  std::size_t built = ~std::size_t{0};
+  layout.new_call();
   auto layout_of = [&](std::size_t i) -> const PieceLayout& {
-    if (built != i) {
-      layout.build(pieces, pipe.lanes(), e, [&](std::size_t j) {
-        return pipe.piece(
-            i, every_rank ? count_of_rank(j) : view[static_cast<int>(j)].contribution_bytes / e);
-      });
-      built = i;
-    }
-    return layout;
+    return layout.of_chunk(i, pieces, pipe.lanes(), e, [&](std::size_t k, std::size_t j) {
+      return pipe.piece(
+          k, every_rank ? count_of_rank(j) : view[static_cast<int>(j)].contribution_bytes / e);
+    });
   };
   const std::size_t region_bytes = layout_of(0).total();
   pipe.use_staging(region_bytes);

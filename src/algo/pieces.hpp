@@ -39,6 +39,20 @@ class PieceLayout {
     total_ = at;
   }
 
+  // The layout of chunk i, count_of(i, j) elements in piece j, built again only when the chunk
+  // differs from the last one asked for since new_call() (the pipeline asks for one chunk
+  // several times in a row).
+  void new_call() noexcept { chunk_ = ~std::size_t{0}; }
+  template <class CountOf>
+  const PieceLayout& of_chunk(std::size_t i, std::size_t pieces, int lanes, std::size_t e,
+                              CountOf&& count_of) {
+    if (chunk_ != i) {
+      build(pieces, lanes, e, [&](std::size_t j) { return count_of(i, j); });
+      chunk_ = i;
+    }
+    return *this;
+  }
+
   std::size_t total() const noexcept { return total_; }  // bytes
   std::size_t count(std::size_t j) const noexcept { return counts_[j]; }
   // The elements of piece j that lane l carries, relative to the piece.
@@ -76,6 +90,7 @@ class PieceLayout {
   int L_ = 1;
   std::size_t e_ = 1;
   std::size_t total_ = 0;
+  std::size_t chunk_ = ~std::size_t{0};  // of_chunk's last chunk
   std::vector<std::size_t> counts_;
   std::vector<std::size_t> offsets_;
 };

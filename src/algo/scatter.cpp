@@ -66,17 +66,13 @@ void scatter_across(TeamImpl& team, int me, const CallView& view, const Plan& pl
   const std::size_t pieces = root_here ? N : T;
   const std::size_t mine = root_here ? my_rank : static_cast<std::size_t>(me);
   thread_local PieceLayout layout;
-  std::size_t built = ~std::size_t{0};
+  layout.new_call();
   auto layout_of = [&](std::size_t i) -> const PieceLayout& {
-    if (built != i) {
-      layout.build(pieces, pipe.lanes(), e, [&](std::size_t j) {
-        return pipe.piece(i, root_here ? count_of_rank(j)
-                             : v       ? view[static_cast<int>(j)].call.recv_count
-                                       : n);
-      });
-      built = i;
-    }
-    return layout;
+    return layout.of_chunk(i, pieces, pipe.lanes(), e, [&](std::size_t k, std::size_t j) {
+      return pipe.piece(k, root_here ? count_of_rank(j)
+                           : v       ? view[static_cast<int>(j)].call.recv_count
+                                     : n);
+    });
   };
   const std::size_t region_bytes = layout_of(0).total();
   pipe.use_staging(region_bytes);

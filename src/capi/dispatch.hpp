@@ -243,3 +243,21 @@ std::size_t blocks(const Thread& t, std::size_t count);
     Ctx ctx(Form::persistent, #name, request);                             \
     return capi::name(ctx, TLC_UNPAREN ARGS);                              \
   }
+
+// The signatures that several collectives share: (me, send, recv, count, type) of allgather and
+// alltoall, with a root (gather, scatter), with an op (allreduce, reduce_scatter_block, scan,
+// exscan).
+#define TLC_C_PAIR_FORMS(name)                                                                     \
+  TLC_C_FORMS(                                                                                     \
+      name, (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type), \
+      (me, send, recv, count, type))
+#define TLC_C_ROOTED_FORMS(name)                                                 \
+  TLC_C_FORMS(name,                                                              \
+              (tlc_participant * me, const void* send, void* recv, size_t count, \
+               tlc_datatype type, int root),                                     \
+              (me, send, recv, count, type, root))
+#define TLC_C_ELEMENTWISE_FORMS(name)                                            \
+  TLC_C_FORMS(name,                                                              \
+              (tlc_participant * me, const void* send, void* recv, size_t count, \
+               tlc_datatype type, tlc_op op),                                    \
+              (me, send, recv, count, type, op))

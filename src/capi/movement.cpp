@@ -130,20 +130,10 @@ extern "C" {
 TLC_C_FORMS(barrier, (tlc_participant * me), (me))
 TLC_C_FORMS(bcast, (tlc_participant * me, void* buf, size_t count, tlc_datatype type, int root),
             (me, buf, count, type, root))
-TLC_C_FORMS(allgather,
-            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type),
-            (me, send, recv, count, type))
-TLC_C_FORMS(gather,
-            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
-             int root),
-            (me, send, recv, count, type, root))
-TLC_C_FORMS(scatter,
-            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
-             int root),
-            (me, send, recv, count, type, root))
-TLC_C_FORMS(alltoall,
-            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type),
-            (me, send, recv, count, type))
+TLC_C_PAIR_FORMS(allgather)
+TLC_C_ROOTED_FORMS(gather)
+TLC_C_ROOTED_FORMS(scatter)
+TLC_C_PAIR_FORMS(alltoall)
 TLC_C_FORMS(allgatherv,
             (tlc_participant * me, const void* send, size_t send_count, void* recv,
              const size_t* counts, const size_t* displs, tlc_datatype type),

@@ -65,21 +65,9 @@ TLC_C_FORMS(reduce,
             (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
              tlc_op op, int root),
             (me, send, recv, count, type, op, root))
-TLC_C_FORMS(allreduce,
-            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
-             tlc_op op),
-            (me, send, recv, count, type, op))
-TLC_C_FORMS(reduce_scatter_block,
-            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
-             tlc_op op),
-            (me, send, recv, count, type, op))
-TLC_C_FORMS(scan,
-            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
-             tlc_op op),
-            (me, send, recv, count, type, op))
-TLC_C_FORMS(exscan,
-            (tlc_participant * me, const void* send, void* recv, size_t count, tlc_datatype type,
-             tlc_op op),
-            (me, send, recv, count, type, op))
+TLC_C_ELEMENTWISE_FORMS(allreduce)
+TLC_C_ELEMENTWISE_FORMS(reduce_scatter_block)
+TLC_C_ELEMENTWISE_FORMS(scan)
+TLC_C_ELEMENTWISE_FORMS(exscan)
 
 }  // extern "C"

@@ -165,22 +165,6 @@ int choice_fingerprint(const PlanSettings& settings) noexcept {
   return static_cast<int>((h ^ (h >> 32)) & 0x3fffffffu);
 }
 
-Planner& Planner::operator=(const Planner& other) {
-  if (this != &other) {
-    shape_ = other.shape_;
-    settings_ = other.settings_;
-    cheapest_ = other.cheapest_;
-    measured_shape_ = other.measured_shape_;
-    measured_single_ = other.measured_single_;
-    inline_collectives_ = other.inline_collectives_;
-    lines_collectives_ = other.lines_collectives_;
-    lines_forced_ = other.lines_forced_;
-    folds_ = other.folds_;
-    reported_.store(0);
-  }
-  return *this;
-}
-
 // Whether algorithm a can serve calls like q on this team at all; why says why not.
 bool Planner::can_serve(const PlanQuery& q, Algorithm a, const char*& why) const {
   const AlgorithmInfo* info = find_algorithm(q.collective, a);
@@ -562,7 +546,7 @@ Plan Planner::automatic(const PlanQuery& q) const {
 void Planner::report_fallback(Collective c, const char* why, const Plan& used) const {
   if (!settings_.verbose) return;
   const std::uint32_t bit = 1u << static_cast<unsigned>(c);
-  if (reported_.fetch_or(bit) & bit) return;
+  if (reported_.bits.fetch_or(bit) & bit) return;
   std::fprintf(stderr,
                "tlc: the algorithm forced for %s cannot serve a call (%s); it runs %s:%s "
                "instead (TLC_FALLBACK=error makes this an error)\n",

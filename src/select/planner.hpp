@@ -131,7 +131,7 @@ class Planner {
   Planner() = default;
   Planner(const TeamShape& shape, const PlanSettings& settings);
   Planner(const Planner& other) : Planner(other.shape_, other.settings_) {}
-  Planner& operator=(const Planner& other);
+  Planner& operator=(const Planner& other) = default;
 
   // The plan of one call. A forced choice that cannot serve the call falls back to the
   // algorithm's own form (when only the form cannot serve) or to the automatic plan, and the
@@ -256,7 +256,17 @@ class Planner {
   // folds_[(op * class_count + type class) * size_slots + element size]: the line kernels.
   static constexpr unsigned op_count = 10, class_count = 6, size_slots = 33;
   std::array<LineFoldFn, op_count * class_count * size_slots> folds_{};
-  mutable std::atomic<std::uint32_t> reported_{0};  // bit c: a fallback of c was reported
+  // Bit c: a fallback of c was reported, by this planner (a copy starts afresh).
+  struct FallbackReports {
+    std::atomic<std::uint32_t> bits{0};
+    FallbackReports() = default;
+    FallbackReports(const FallbackReports&) noexcept {}
+    FallbackReports& operator=(const FallbackReports&) noexcept {
+      bits.store(0);
+      return *this;
+    }
+  };
+  mutable FallbackReports reported_;
 };
 
 // The plans one thread has asked for, remembered: a plan is a pure function of the query and of

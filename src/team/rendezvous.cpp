@@ -139,13 +139,19 @@ void Rendezvous::wait_all_begun(std::uint64_t k) {
   waiter_.throw_if_aborted();
 }
 
-Rendezvous::CallView Rendezvous::begin_call(int me, CallDescriptor&& d, bool carry) {
+inline ThreadSlot& Rendezvous::open_call(int me) {
   failures_->throw_if_unusable();
   ThreadSlot& s = slot(me);
   await_arrival_call(s);
   const std::uint64_t k = ++s.calls;
+  failures_->entering_call(k, &s.begun[k & 1].fingerprint);
+  return s;
+}
+
+Rendezvous::CallView Rendezvous::begin_call(int me, CallDescriptor&& d, bool carry) {
+  ThreadSlot& s = open_call(me);
+  const std::uint64_t k = s.calls;
   const int parity = static_cast<int>(k & 1);
-  failures_->entering_call(k, &s.begun[parity].fingerprint);
   // The slot of this parity was last read during call k-2, and every reader finished that
   // before beginning call k-1, which this thread has waited for.
   if (carry && d.invalid.empty() && d.contribution_bytes <= carry_capacity) {
@@ -160,12 +166,9 @@ Rendezvous::CallView Rendezvous::begin_call(int me, CallDescriptor&& d, bool car
 }
 
 void Rendezvous::fail_inline(int me, const CallFingerprint& f, const std::string& why) {
-  failures_->throw_if_unusable();
-  ThreadSlot& s = slot(me);
-  await_arrival_call(s);
-  const std::uint64_t k = ++s.calls;
+  ThreadSlot& s = open_call(me);
+  const std::uint64_t k = s.calls;
   const int parity = static_cast<int>(k & 1);
-  failures_->entering_call(k, &s.begun[parity].fingerprint);
   s.begun[parity].fingerprint = f;
   s.published[parity].invalid = why;
   begin_step(s, k);  // throws: this thread's fingerprint is invalid
@@ -174,14 +177,11 @@ void Rendezvous::fail_inline(int me, const CallFingerprint& f, const std::string
 }
 
 int Rendezvous::begin_arrival_call(int me, CallDescriptor&& d) {
-  failures_->throw_if_unusable();
-  ThreadSlot& s = slot(me);
-  await_arrival_call(s);
-  const std::uint64_t k = ++s.calls;
+  ThreadSlot& s = open_call(me);
+  const std::uint64_t k = s.calls;
   ++s.arrival_calls;
   s.last_arrival_call = k;
   const int parity = static_cast<int>(k & 1);
-  failures_->entering_call(k, &s.begun[parity].fingerprint);
   // Both were last read in call k-2 or earlier, which is complete: a call led by arrival waits
   // for the previous one, and a static call's readers finish before its next call begins.
   write_fingerprint(s.begun[parity].fingerprint, d.call, d.count, !d.invalid.empty());

@@ -378,6 +378,10 @@ class Rendezvous {
   std::uint64_t& pipeline_chunks(int me) noexcept { return slot(me).chunks; }
 
  private:
+  // Thread me's next call opens (every form): the team still usable, an earlier call led by
+  // arrival over, the call counted (its number is the slot's calls) and told to the failure
+  // watch.
+  ThreadSlot& open_call(int me);
   // The begin step shared by both forms: announce call k, wait for all, compare fingerprints.
   void begin_step(ThreadSlot& s, std::uint64_t k);
   // A thread's next call, of any kind, starts here when its previous call was led by arrival:

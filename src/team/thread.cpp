@@ -6,6 +6,7 @@
 #include <tlc/error.hpp>
 #include <tlc/thread.hpp>
 
+#include "team/move_assign.hpp"
 #include "team/team_impl.hpp"
 
 namespace tlc {
@@ -68,26 +69,7 @@ Thread::Thread(Thread&& other) noexcept
 }
 
 Thread& Thread::operator=(Thread&& other) noexcept {
-  if (this != &other) {
-    release();
-    if (self_) self_->store(nullptr, std::memory_order_release);  // this participant is gone
-    team_ = other.team_;
-    alive_ = std::move(other.alive_);
-    local_ = other.local_;
-    rank_ = other.rank_;
-    size_ = other.size_;
-    threads_ = other.threads_;
-    process_ = other.process_;
-    processes_ = other.processes_;
-    attached_ = other.attached_;
-    uncaught_at_attach_ = other.uncaught_at_attach_;
-    sub_team_ = std::move(other.sub_team_);
-    self_ = std::move(other.self_);
-    other.team_ = nullptr;
-    other.attached_ = false;
-    if (self_) self_->store(this, std::memory_order_release);
-  }
-  return *this;
+  return detail::move_assign_by_rebuilding(*this, std::move(other));
 }
 
 Thread::~Thread() {

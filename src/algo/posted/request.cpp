@@ -15,6 +15,7 @@
 #include "algo/posted/lines.hpp"
 #include "intra/sliced_reduce.hpp"
 #include "select/collective_traits.hpp"
+#include "team/move_assign.hpp"
 #include "team/team_impl.hpp"
 
 namespace tlc {
@@ -50,12 +51,15 @@ struct PostedAccess {
 
 namespace {
 
-// The team of a call, or an error when the team is gone (a request that outlived it).
+// The error of a request or persistent call that outlived its team.
+[[noreturn]] void throw_team_gone() {
+  throw Error(Errc::invalid_argument,
+              "tlc: a request or persistent call used after its team was destroyed (complete "
+              "every request before destroying the team)");
+}
+// The team of a call, or that error.
 TeamImpl& team_of(const PostedCall& call) {
-  if (!call.alive->load(std::memory_order_acquire))
-    throw Error(Errc::invalid_argument,
-                "tlc: a request or persistent call used after its team was destroyed (complete "
-                "every request before destroying the team)");
+  if (!call.alive->load(std::memory_order_acquire)) throw_team_gone();
   return call.team;
 }
 
@@ -153,61 +157,24 @@ Persistent Thread::init_persistent(const detail::Call& call, const detail::Varia
 namespace detail {
 namespace {
 
-// One test (block false) or a wait of thread me's part of a round of call: true once complete,
-// after the thread's bookkeeping (its count of calls in progress, telemetry). Throws the call's
-// error, after the same bookkeeping.
-bool complete(PostedCall& call, std::uint64_t round, int me, bool block, std::int64_t started_ns,
-              std::int64_t& waited_ns) {
-  TeamImpl& team = team_of(call);
+// One test (block false) or a wait of thread me's part of a call, advance(block): true once
+// complete, after the thread's bookkeeping (its count of calls in progress, telemetry). On an
+// error, abandon() (the thread's buffers may go once it returns), the same bookkeeping, and the
+// error.
+template <class Advance, class Abandon>
+bool complete_counted(TeamImpl& team, int me, Collective collective, bool block,
+                      std::int64_t started_ns, std::int64_t& waited_ns, Advance&& advance,
+                      Abandon&& abandon) {
   Telemetry& telemetry = team.telemetry();
   const std::int64_t entered = telemetry.enabled() ? Telemetry::now() : 0;
   bool done = false;
   try {
-    if (block)
-      PostedCalls::wait(call, round, me);
-    else
-      done = PostedCalls::test(call, round, me);
+    done = advance(block);
   } catch (...) {
-    PostedCalls::abandon(call, round);
+    abandon();
     posted_calls(team).finished(me);
     throw;
   }
-  done = done || block;
-  if (telemetry.enabled()) {
-    const std::int64_t left = Telemetry::now();
-    waited_ns += left - entered;
-    if (done)
-      telemetry.posted_done(me, call.entries[static_cast<std::size_t>(me)].call.collective,
-                            left - started_ns, waited_ns);
-  }
-  if (done) posted_calls(team).finished(me);
-  return done;
-}
-
-// complete() for a call on lines (Request::seat_).
-bool complete_on_lines(const LineSeat& seat, std::uint64_t n, bool block, std::int64_t started_ns,
-                       std::int64_t& waited_ns) {
-  if (!seat.alive.load(std::memory_order_acquire))
-    throw Error(Errc::invalid_argument,
-                "tlc: a request or persistent call used after its team was destroyed (complete "
-                "every request before destroying the team)");
-  TeamImpl& team = *seat.team;
-  const int me = seat.me;
-  Telemetry& telemetry = team.telemetry();
-  const std::int64_t entered = telemetry.enabled() ? Telemetry::now() : 0;
-  const Collective collective = team.line_ring()->slot(me, n).call.collective;
-  bool done = false;
-  try {
-    if (block)
-      posted::wait_on_lines(team, me, n);
-    else
-      done = posted::test_on_lines(team, me, n);
-  } catch (...) {
-    posted::abandon_on_lines(team, me, n);
-    posted_calls(team).finished(me);
-    throw;
-  }
-  done = done || block;
   if (telemetry.enabled()) {
     const std::int64_t left = Telemetry::now();
     waited_ns += left - entered;
@@ -215,6 +182,36 @@ bool complete_on_lines(const LineSeat& seat, std::uint64_t n, bool block, std::i
   }
   if (done) posted_calls(team).finished(me);
   return done;
+}
+
+// A round of a call on the posted engine (Request::call_, Persistent::call_).
+bool complete(PostedCall& call, std::uint64_t round, int me, bool block, std::int64_t started_ns,
+              std::int64_t& waited_ns) {
+  return complete_counted(
+      team_of(call), me, call.entries[static_cast<std::size_t>(me)].call.collective, block,
+      started_ns, waited_ns,
+      [&](bool wait) {
+        if (!wait) return PostedCalls::test(call, round, me);
+        PostedCalls::wait(call, round, me);
+        return true;
+      },
+      [&] { PostedCalls::abandon(call, round); });
+}
+
+// A call on lines (Request::seat_).
+bool complete_on_lines(const LineSeat& seat, std::uint64_t n, bool block, std::int64_t started_ns,
+                       std::int64_t& waited_ns) {
+  if (!seat.alive.load(std::memory_order_acquire)) throw_team_gone();
+  TeamImpl& team = *seat.team;
+  const int me = seat.me;
+  return complete_counted(
+      team, me, team.line_ring()->slot(me, n).call.collective, block, started_ns, waited_ns,
+      [&](bool wait) {
+        if (!wait) return posted::test_on_lines(team, me, n);
+        posted::wait_on_lines(team, me, n);
+        return true;
+      },
+      [&] { posted::abandon_on_lines(team, me, n); });
 }
 
 std::int64_t start_stamp(const PostedCall& call) {
@@ -233,11 +230,7 @@ Request::Request(Request&& other) noexcept
       waited_ns_(other.waited_ns_) {}
 
 Request& Request::operator=(Request&& other) noexcept {
-  if (this != &other) {
-    this->~Request();
-    new (this) Request(std::move(other));
-  }
-  return *this;
+  return detail::move_assign_by_rebuilding(*this, std::move(other));
 }
 
 Request::~Request() {
@@ -319,11 +312,7 @@ Persistent::Persistent(Persistent&& other) noexcept
       waited_ns_(other.waited_ns_) {}
 
 Persistent& Persistent::operator=(Persistent&& other) noexcept {
-  if (this != &other) {
-    this->~Persistent();
-    new (this) Persistent(std::move(other));
-  }
-  return *this;
+  return detail::move_assign_by_rebuilding(*this, std::move(other));
 }
 
 Persistent::~Persistent() {
