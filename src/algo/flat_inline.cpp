@@ -21,7 +21,7 @@
 // valid calls builds a string or looks a kernel up more than once per thread and (op, type).
 //
 // The lines form (run_flat_lines): the same steps for every non-v collective whose contribution
-// per thread is at most lines_max_bytes (512) and whose op is built in, where the plan is flat:
+// per thread is at most lines_max_bytes (4 KiB) and whose op is built in, where the plan is flat:
 // past 32 bytes the data goes into the slot's carry buffer of the call's parity (the begin line
 // then carries the fingerprint only), and each thread computes its output with
 // output_from_lines (intra/lines.hpp), the body the nonblocking and persistent calls on lines
@@ -115,6 +115,8 @@ void run_flat_inline(TeamImpl& team, int me, const Call& c, std::size_t count,
       break;
   }
 }
+
+static_assert(lines_max_bytes <= carry_capacity, "the lines form carries a contribution in the carry");
 
 void run_flat_lines(TeamImpl& team, int me, const CallDescriptor& d) {
   const Call& c = d.call;

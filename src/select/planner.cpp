@@ -256,19 +256,29 @@ constexpr ArrivalRange arrival_pays[] = {
 }  // namespace
 
 // Where the uncalibrated choice inside one process moved from flat_max_bytes because the other
-// form measured faster at 1 x 2 with inputs written just before each call (tlc-bench
-// --algorithms --fresh-inputs; docs/benchmarking.md, "Uncalibrated defaults", has the figures):
-// allreduce's sliced form from flat_max_bytes itself (a tie there); scatter's and exscan's flat
-// form as long as it carries the data (copies it first, while it is in the writer's cache),
-// flat_carried_max_bytes: past it, flat reads the other threads' freshly written buffers where
-// they are, and sliced is the faster.
+// form measured faster at 1 x 2 (docs/benchmarking.md, "Uncalibrated defaults" and "Small calls
+// on lines", have the figures): scatter's and exscan's flat form as long as it carries the data
+// (copies it first, while it is in the writer's cache), flat_carried_max_bytes: past it, flat
+// reads the other threads' freshly written buffers where they are, and sliced is the faster;
+// and for the others, as far as the lines form (one synchronisation, the data through the
+// callers' carry buffers) beat sliced (two, the data read in place).
 bool flat_by_size(Collective c, std::size_t bytes) noexcept {
+  // Past flat_max_bytes, where the lines form carries a call of a built-in op: its one
+  // synchronisation against sliced's two, measured at 1 x 2 (docs/benchmarking.md, "Small calls
+  // on lines"). bytes is the buffer, one block but for alltoall (every block).
   switch (c) {
     case Collective::allreduce:
-      return bytes < flat_max_bytes;
+      return bytes <= 1024;
+    case Collective::bcast:
     case Collective::scatter:
     case Collective::exscan:
       return bytes <= flat_carried_max_bytes;
+    case Collective::reduce:
+    case Collective::allgather:
+      return bytes <= 2048;
+    case Collective::gather:
+    case Collective::alltoall:  // every block: 2 KiB a block at 1 x 2
+      return bytes <= lines_max_bytes;
     default:
       return bytes <= flat_max_bytes;
   }
@@ -472,7 +482,7 @@ std::optional<Plan> Planner::in_form(const PlanQuery& q, Algorithm a, std::optio
         // or its op is not built in.
         if (f == Form::inline_line && c != Collective::barrier) {
           why =
-              "the inline form carries at most 512 bytes per thread (a begin line 32) of a "
+              "the inline form carries at most 4096 bytes per thread (a begin line 32) of a "
               "built-in op on a built-in type";
           return std::nullopt;
         }

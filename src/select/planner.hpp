@@ -108,20 +108,23 @@ struct PlanQuery {
 // their MPI steps must pair up.
 int choice_fingerprint(const PlanSettings& settings) noexcept;
 
-// Default thresholds (bytes of one thread's contribution): flat measured the faster inside a
-// process up to 512 bytes, sliced from 1 KiB (docs/benchmarking.md, "Uncalibrated defaults").
+// Default thresholds (bytes of one thread's buffer): flat measured the faster inside a process up
+// to 512 bytes, sliced from 1 KiB (docs/benchmarking.md, "Uncalibrated defaults"), and where
+// the lines form carries the call, further (flat_by_size).
 inline constexpr std::size_t flat_max_bytes = 512;
 // The largest contribution the flat form carries in the caller's slot (copied, then read by the
 // others) instead of reading it in place (team/rendezvous.hpp, carry_capacity).
 inline constexpr std::size_t flat_carried_max_bytes = 4096;
 // Inside one process without measured times: whether a buffer of `bytes` per thread takes flat
-// (up to flat_max_bytes, but for the collectives measured otherwise: docs/benchmarking.md).
+// (up to flat_max_bytes, but for the collectives measured otherwise: docs/benchmarking.md,
+// "Small calls on lines").
 bool flat_by_size(Collective c, std::size_t bytes) noexcept;
 // Bytes of data the inline form of flat carries in a begin line (team_impl.hpp checks it).
 inline constexpr std::size_t inline_max_bytes = 32;
-// Bytes of one thread's contribution that the lines form of flat carries in its slot (the
-// persistent and nonblocking calls on lines carry as much, algo/posted/lines.cpp).
-inline constexpr std::size_t lines_max_bytes = 512;
+// Bytes of one thread's contribution that the lines form of flat carries in its slot's carry
+// buffer (team/rendezvous.hpp, carry_capacity). The nonblocking and persistent calls on lines
+// carry less (algo/posted/lines.cpp, round_line_max_bytes).
+inline constexpr std::size_t lines_max_bytes = flat_carried_max_bytes;
 // The alltoall led by arrival tags a block with sender * threads + receiver; MPI guarantees tags
 // up to 32767 (MPI_TAG_UB), which covers 181 threads per process.
 inline constexpr int max_exchange_threads = 181;

@@ -160,8 +160,8 @@ const std::vector<Case>& cases() {
       // A multi-process algorithm on a single-process team.
       {"recursive_doubling on one process", Collective::allreduce, "recursive_doubling", two, 1,
        true},
-      // The inline form carries at most 32 bytes.
-      {"flat:inline with 100 doubles", Collective::allreduce, "flat:inline", two, 1, true},
+      // The inline form carries at most 4 KiB (in its lines form).
+      {"flat:inline with 1000 doubles", Collective::allreduce, "flat:inline", two, 1, true},
       // A single-process algorithm on a multi-process team.
       {"flat across processes", Collective::allreduce, "flat", two, 2, false},
       // Out-of-rank-order combination and a non-commutative op.
@@ -187,7 +187,7 @@ TEST(Fallback, ForcedChoicesThatCannotServeRunThePlansChoice) {
   int ran = 0;
   for (const Case& k : cases())
     if (applies(k)) {
-      run_case(k, false, 100);
+      run_case(k, false, 1000);
       ++ran;
     }
   EXPECT_GT(ran, 0);
@@ -195,7 +195,7 @@ TEST(Fallback, ForcedChoicesThatCannotServeRunThePlansChoice) {
 
 TEST(Fallback, WithFallbackErrorTheyFailOnEveryThreadBeforeDataMoves) {
   for (const Case& k : cases())
-    if (applies(k)) run_case(k, true, 100);
+    if (applies(k)) run_case(k, true, 1000);
 }
 
 // TLC_VERBOSE=1: the fallback is said once per collective and team on stderr, however many
@@ -207,7 +207,7 @@ TEST(Fallback, VerboseSaysSoOnce) {
     o.algorithms[Collective::allreduce] = "flat:inline";
     tlc::Team team(MPI_COMM_WORLD, o);
     team.run([&](tlc::Thread& me) {
-      std::vector<double> v(100, 1.0);
+      std::vector<double> v(1000, 1.0);
       for (int k = 0; k < 3; ++k) me.allreduce(std::span<double>(v));
     });
   });

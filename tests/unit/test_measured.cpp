@@ -192,28 +192,28 @@ TEST(MeasuredTimes, ArrivalLedBcastOnlyWhereMeasuredFaster) {
   EXPECT_NE(measured.plan(call(Collective::bcast, 1 << 20)).algorithm, Algorithm::dynamic);
 }
 
-// Inside one process: the size rule takes flat up to 512 B; measured times that make flat
-// faster up to 2 KiB move the switch there, only at the measured thread count.
+// Inside one process: the size rule takes allgather's flat up to 2 KiB; measured times that make
+// flat faster up to 8 KiB move the switch there, only at the measured thread count.
 TEST(MeasuredTimes, PlanInsideAProcessFollowsThem) {
   PlanSettings tuned;
   const MeasuredShape shape{1, 2, 1};
-  for (const std::size_t n : {std::size_t{8}, std::size_t{128}, std::size_t{512}, std::size_t{2048},
-                              std::size_t{8192}, std::size_t{1} << 20}) {
+  for (const std::size_t n : {std::size_t{8}, std::size_t{128}, std::size_t{2048}, std::size_t{8192},
+                              std::size_t{32768}, std::size_t{1} << 20}) {
     const double base = 1e-7 + static_cast<double>(n) * 1e-10;
     tuned.measured.add(Collective::allgather, Algorithm::flat, shape, {n, base});
     tuned.measured.add(Collective::allgather, Algorithm::sliced, shape,
-                       {n, n > 2048 ? base / 2 : base * 2});
+                       {n, n > 8192 ? base / 2 : base * 2});
   }
   const Planner plain(team(1, 2), PlanSettings{}), measured(team(1, 2), tuned);
   const Planner three(team(1, 3), tuned);
-  EXPECT_EQ(plain.plan(call(Collective::allgather, 1024)).algorithm, Algorithm::sliced);
-  EXPECT_EQ(measured.plan(call(Collective::allgather, 1024)).algorithm, Algorithm::flat);
+  EXPECT_EQ(plain.plan(call(Collective::allgather, 4096)).algorithm, Algorithm::sliced);
+  EXPECT_EQ(measured.plan(call(Collective::allgather, 4096)).algorithm, Algorithm::flat);
   EXPECT_EQ(measured.plan(call(Collective::allgather, 128)).algorithm, Algorithm::flat);
   EXPECT_EQ(measured.plan(call(Collective::allgather, 64 << 20)).algorithm, Algorithm::sliced);
-  EXPECT_EQ(three.plan(call(Collective::allgather, 1024)).algorithm, Algorithm::sliced);
-  // Collectives without measurements keep the size rule.
-  EXPECT_EQ(measured.plan(call(Collective::reduce, 1024)).algorithm, Algorithm::sliced);
-  EXPECT_EQ(measured.plan(call(Collective::reduce, 512)).algorithm, Algorithm::flat);
+  EXPECT_EQ(three.plan(call(Collective::allgather, 4096)).algorithm, Algorithm::sliced);
+  // Collectives without measurements keep the size rule (reduce: flat up to 2 KiB).
+  EXPECT_EQ(measured.plan(call(Collective::reduce, 4096)).algorithm, Algorithm::sliced);
+  EXPECT_EQ(measured.plan(call(Collective::reduce, 2048)).algorithm, Algorithm::flat);
 }
 
 // A flat call small enough for the inline form runs inline, and was measured so: its price, in

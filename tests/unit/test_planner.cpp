@@ -44,7 +44,18 @@ TEST(Planner, OneProcessTakesFlatSlicedOrTwoLevel) {
     EXPECT_EQ(p.plan(call(Collective::exscan, count)).algorithm, algorithm) << count;
   EXPECT_EQ(p.plan(call(Collective::scatter, 128)).algorithm, Algorithm::flat);
   EXPECT_EQ(p.plan(call(Collective::scatter, 129)).algorithm, Algorithm::sliced);
-  EXPECT_EQ(p.plan(call(Collective::allreduce, 64)).algorithm, Algorithm::sliced);
+  // The others as far as the lines form beat sliced: buffers of 1 KiB (allreduce), 2 KiB
+  // (reduce, allgather), 4 KiB (bcast, gather; alltoall, all 4 blocks).
+  for (const auto& [c, largest] :
+       {std::pair{Collective::allreduce, 128}, std::pair{Collective::reduce, 256},
+        std::pair{Collective::allgather, 256}, std::pair{Collective::bcast, 512},
+        std::pair{Collective::gather, 512}, std::pair{Collective::alltoall, 128}}) {
+    const std::size_t n = static_cast<std::size_t>(largest);
+    EXPECT_EQ(p.plan(call(c, n)).algorithm, Algorithm::flat) << tlc::to_string(c);
+    EXPECT_EQ(p.plan(call(c, n + 1)).algorithm, Algorithm::sliced) << tlc::to_string(c);
+  }
+  EXPECT_EQ(p.plan(call(Collective::scan, 64)).algorithm, Algorithm::flat);
+  EXPECT_EQ(p.plan(call(Collective::scan, 65)).algorithm, Algorithm::sliced);
   TeamShape numa = across(1, 4);
   numa.numa_groups = 2;
   const Planner q(numa, PlanSettings{});
