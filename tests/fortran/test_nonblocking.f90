@@ -49,6 +49,17 @@ contains
     map_of = int(mod(2 * (r + i + k), 7) + 1, int64) * 1000 + int(mod(r * 3 + i + k, 11), int64)
   end function map_of
 
+  ! The displacements of blocks of these counts, one element apart.
+  pure subroutine gapped(counts, displs)
+    integer, intent(in) :: counts(:)
+    integer, intent(out) :: displs(:)
+    integer :: q
+    displs(1) = 0
+    do q = 2, size(counts)
+      displs(q) = displs(q - 1) + counts(q - 1) + 1
+    end do
+  end subroutine gapped
+
   subroutine check(ok, what, rank, round, fails)
     logical, intent(in) :: ok
     character(len=*), intent(in) :: what
@@ -122,12 +133,8 @@ contains
       counts(q + 1) = mod(q, 3) + 1
       rcounts(q + 1) = mod(r + q, 3) + 1
     end do
-    displs(1) = 0
-    rdispls(1) = 0
-    do q = 1, p - 1
-      displs(q + 1) = displs(q) + counts(q) + 1
-      rdispls(q + 1) = rdispls(q) + rcounts(q) + 1
-    end do
+    call gapped(counts, displs)
+    call gapped(rcounts, rdispls)
     allocate (send(p * blk + displs(p) + counts(p)))
     do i = 1, size(send)
       send(i) = val(r, c, i, 11)
@@ -365,12 +372,8 @@ program test_nonblocking
     sc(q + 1) = mod(r + q, 3) + 1
     rc(q + 1) = mod(q + r, 3) + 1
   end do
-  sd(1) = 0
-  rd(1) = 0
-  do q = 1, p - 1
-    sd(q + 1) = sd(q) + sc(q) + 1
-    rd(q + 1) = rd(q) + rc(q) + 1
-  end do
+  call gapped(sc, sd)
+  call gapped(rc, rd)
   allocate (vsend(sd(p) + sc(p)), vrecv(rd(p) + rc(p)))
   vsend = -2
   do q = 0, p - 1
@@ -383,10 +386,7 @@ program test_nonblocking
   sc = 0
   rd = -5
   call tlc_wait(requests(1))
-  rd(1) = 0
-  do q = 1, p - 1
-    rd(q + 1) = rd(q) + rc(q) + 1
-  end do
+  call gapped(rc, rd)
   do q = 0, p - 1
     do j = 1, rc(q + 1)
       call check(vrecv(rd(q + 1) + j) == val(q, 500, r * 10 + j, 9), 'tlc_ialltoallv', r, -1, &
