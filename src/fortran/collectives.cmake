@@ -12,6 +12,9 @@
 #   op, root          a default integer, passed as c_int
 #   *counts, *displs  a default-integer array, one entry per rank, passed as c_int with its size
 # The comment of a collective documents it (the blocking subroutine carries it).
+# Each C entry gets an interface of its own rather than one `procedure(shape), bind(c, name=...)`
+# per shape: gfortran 12 miscompiled the first call through such a declaration when its
+# arguments are Fortran descriptors (type(*), dimension(..)).
 
 set(TLC_FORTRAN_COLLECTIVES
   "barrier|"
