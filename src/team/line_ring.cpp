@@ -29,8 +29,9 @@ LineRing::~LineRing() {
 void LineRing::record_failure(int t, std::uint64_t n, Errc code, std::string message) {
   Failures& f = failures_[static_cast<std::size_t>(t)];
   std::lock_guard<std::mutex> lock(f.mutex);
-  f.by_call[n] = {code, std::move(message)};
-  f.pending.fetch_add(1, std::memory_order_release);
+  // The first failure of a call stays (on slices, every share's claimer may find one).
+  if (f.by_call.try_emplace(n, code, std::move(message)).second)
+    f.pending.fetch_add(1, std::memory_order_release);
 }
 
 bool LineRing::take_failure(int me, std::uint64_t n, Errc& code, std::string& message) {

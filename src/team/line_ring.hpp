@@ -1,17 +1,18 @@
-// The lines of the nonblocking calls of a one-process team (algo/posted/lines.cpp runs them;
-// docs/design.md section 14, "Nonblocking calls on lines"): per thread, `depth` slots that its
-// calls use in turn. A slot holds what the call's other threads read (the call's fingerprint and
-// the thread's contribution, stamped with the call's number) and what a thread that computes
-// the owner's output needs (the owner's arguments), then who computed that output and how it
-// ended.
+// The slots of the nonblocking calls of a one-process team (algo/posted/lines.cpp runs them;
+// docs/design.md section 14, "Nonblocking calls on lines" and "on slices"): per thread, `depth`
+// slots that its calls use in turn. A slot holds what the call's other threads read (the call's
+// fingerprint, the thread's descriptor and, on lines, a copy of its contribution, stamped with
+// the call's number), then who settled the slot (on lines: computed the owner's output; on
+// slices: ran the owner's share of the work) and how it ended.
 //
 // Single writers (Jain et al. [Jain] sec. II): the owner writes its slot's call and stamps it;
-// the thread that claims the owner's output (one atomic exchange: the owner, or a thread that
-// needs the slot's place for a later call) writes the result and marks it done. Stamps and done
-// marks only grow; nothing is reset.
+// the thread that claims the slot (one atomic exchange: the owner, another thread of the call,
+// or one that needs the slot's place for a later call) settles it and marks it done. Stamps and
+// done marks only grow; nothing is reset.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -19,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <tlc/detail/call.hpp>
 #include <tlc/error.hpp>
@@ -39,6 +41,12 @@ struct alignas(cache_line_size) LineSeat {
   int me = 0;
 };
 
+// How thread's call on the ring runs: on lines (its contribution copied into its slot, each
+// thread computes its own output from every slot), on slices (the blocking sliced algorithm's
+// shares, one per slot, claimed by whoever tests first), or on the general schedule
+// (algo/posted/calls.hpp; the slot only marks its place, nothing to read).
+enum class RingSchedule : std::uint8_t { lines, slices, general };
+
 class LineRing {
  public:
   // Calls of one thread whose slots are in use at once before a start makes room (it then
@@ -56,17 +64,25 @@ class LineRing {
     // Every call of the owner up to this one was complete for it when it began this one: a
     // reader of the stamp learns it without reading the done marks of other lines (make_room).
     std::uint64_t complete_through = 0;
-    // The call took the general schedule (algo/posted/calls.hpp), not the lines: nothing to read.
-    bool general = false;
+    RingSchedule schedule = RingSchedule::lines;
     alignas(16) std::byte payload[payload_capacity];
-    // The owner's arguments and count (where its output goes), and why they are wrong.
-    alignas(cache_line_size) Call call;
-    std::size_t count = 0;
-    std::string invalid;
-    // The owner's output of the slot's call: claimed by the thread that computes it, done once
-    // written or failed (release; a failure is recorded first, record_failure).
+    // The owner's arguments, count and contribution (where its output goes, what the others
+    // read on slices), and why they are wrong.
+    alignas(cache_line_size) CallDescriptor descriptor;
+    // On slices, an in-place call whose output others' reads race with: the copy of the input
+    // its start makes (as the blocking sliced form does), kept for the slot's later calls.
+    std::vector<std::byte> aside;
+    // What the slot's claim settles, once: on lines the owner's output, on slices the owner's
+    // share of the call's work (algo/posted/lines.cpp). Claimed by the thread that computes it,
+    // done once written or failed (release; a failure is recorded first, record_failure).
     alignas(cache_line_size) std::atomic<std::uint64_t> claimed{0};
     std::atomic<std::uint64_t> done{0};
+    // On slices, the call the owner gave up on (its wait ended with an error): no share of it
+    // runs after this (algo/posted/lines.cpp, abandon_on_ring).
+    std::atomic<std::uint64_t> abandoned{0};
+    // On slices, the owner's own: when it may take others' shares of the call (as long after
+    // its own share as that share took).
+    std::chrono::steady_clock::time_point steal_after{};
   };
 
   LineRing(TeamImpl& team, int threads);
@@ -107,12 +123,13 @@ class LineRing {
     return counters_[static_cast<std::size_t>(me)].complete_through;
   }
 
-  // Whether some thread began call n on lines (seen by a thread that began it on the general
-  // schedule: the threads disagree about the call).
-  bool began_on_lines(std::uint64_t n) const noexcept {
+  // Whether some thread began call n on the ring itself (seen by a thread that began it on the
+  // general schedule: the threads disagree about the call).
+  bool began_on_ring(std::uint64_t n) const noexcept {
     for (int t = 0; t < threads_; ++t) {
       const Slot& s = slot(t, n);
-      if (s.started.load(std::memory_order_acquire) == n && !s.general) return true;
+      if (s.started.load(std::memory_order_acquire) == n && s.schedule != RingSchedule::general)
+        return true;
     }
     return false;
   }

@@ -219,8 +219,14 @@ class Rendezvous {
     // Or descriptors kept elsewhere, one per local thread: a persistent call's, whose rounds run
     // the sliced algorithm's shares without a rendezvous (algo/posted/slices.cpp).
     const CallDescriptor* descriptors = nullptr;
+    // Bytes from one thread's descriptor to the next's: a nonblocking call on the team's ring
+    // keeps each in its thread's slot (team/line_ring.hpp).
+    std::size_t descriptor_stride = sizeof(CallDescriptor);
     const CallDescriptor& operator[](int local_index) const {
-      if (descriptors) return descriptors[local_index];
+      if (descriptors)
+        return *reinterpret_cast<const CallDescriptor*>(
+            reinterpret_cast<const std::byte*>(descriptors) +
+            static_cast<std::size_t>(local_index) * descriptor_stride);
       return rendezvous->slots_[static_cast<std::size_t>(local_index)].published[parity];
     }
   };

@@ -795,46 +795,67 @@ TEST(Nonblocking, PersistentRoundOnSlicesWhoseOpThrowsFailsOnEveryThread) {
   for (const std::string& o : outcome) EXPECT_EQ(o, "round 0 ok; round 1 threw; round 2 ok; ");
 }
 
-// A thread whose wait for a round on slices ends with an error (TLC_TIMEOUT: another thread has
-// not started it) may free its buffers at once: the round runs for nobody, the late thread's
-// wait ends with TeamAborted instead of reading them, and the next round is whole.
-TEST(Nonblocking, PersistentRoundOnSlicesAbandonedByATimedOutThread) {
-  if (world_size() > 1) GTEST_SKIP() << "one-process teams; each process runs this alone";
-  constexpr std::size_t n = 2000;
+// A thread whose wait for a call on slices ends with an error (TLC_TIMEOUT: another thread has
+// not started it) may free its buffers at once: the call runs for nobody (no output written),
+// the late thread's wait ends with TeamAborted instead of reading them, and the next call is
+// whole. make_call(me, send, recv) returns what runs one call of the form tried and waits for it.
+template <class MakeCall>
+void expect_call_abandoned_by_a_timed_out_thread(MakeCall make_call) {
+  constexpr std::size_t n = 2000;  // past the lines
   tlc::TeamOptions options = test_options(2);
   options.timeout_seconds = 1;
   tlc::Team team(MPI_COMM_SELF, options);
   std::vector<std::string> outcome(2);
-  std::atomic<bool> round_0_over{false}, thread_0_gave_up{false};
+  std::atomic<bool> call_0_over{false}, thread_0_gave_up{false};
   team.run([&](tlc::Thread& me) {
     std::string& mine = outcome[static_cast<std::size_t>(me.local_index())];
-    std::vector<T> send(n, static_cast<T>(me.rank() + 1)), recv(n);
-    auto p = me.allreduce_init(send, recv);
-    // Thread 1 starts round 0 only once thread 0's wait has given up (not a time: a loaded
+    std::vector<T> send(n, static_cast<T>(me.rank() + 1)), recv(n, T{0});
+    auto call = make_call(me, send, recv);
+    // Thread 1 starts call 0 only once thread 0's wait has given up (not a time: a loaded
     // machine may end thread 0's wait late).
     if (me.rank() == 1)
       while (!thread_0_gave_up.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     try {
-      p.start();
-      p.wait();
-      mine += "round 0 ran; ";
+      call();
+      mine += "call 0 ran; ";
     } catch (const tlc::TeamAborted& e) {
-      mine += std::string("round 0 aborted") +
+      mine += std::string("call 0 aborted") +
               (std::string(e.what()).find("gave up") != std::string::npos ? " (gave up); " : "; ");
     } catch (const tlc::Error& e) {
-      mine += e.code() == tlc::Errc::timeout ? "round 0 timed out; " : "round 0 other error; ";
+      mine += e.code() == tlc::Errc::timeout ? "call 0 timed out; " : "call 0 other error; ";
     }
+    if (std::any_of(recv.begin(), recv.end(), [](T v) { return v != T{0}; }))
+      mine += "output written; ";
     if (me.rank() == 0) thread_0_gave_up.store(true);
     // Not a tlc call, which would time out too while thread 1 waits.
-    if (me.rank() == 1) round_0_over.store(true);
-    while (!round_0_over.load()) std::this_thread::yield();
-    p.start();
-    p.wait();
-    mine += std::all_of(recv.begin(), recv.end(), [](T v) { return v == 3; }) ? "round 1 ok"
-                                                                              : "round 1 wrong";
+    if (me.rank() == 1) call_0_over.store(true);
+    while (!call_0_over.load()) std::this_thread::yield();
+    call();
+    mine += std::all_of(recv.begin(), recv.end(), [](T v) { return v == 3; }) ? "call 1 ok"
+                                                                              : "call 1 wrong";
   });
-  EXPECT_EQ(outcome[0], "round 0 timed out; round 1 ok");
-  EXPECT_EQ(outcome[1], "round 0 aborted (gave up); round 1 ok");
+  EXPECT_EQ(outcome[0], "call 0 timed out; call 1 ok");
+  EXPECT_EQ(outcome[1], "call 0 aborted (gave up); call 1 ok");
+}
+
+TEST(Nonblocking, PersistentRoundOnSlicesAbandonedByATimedOutThread) {
+  if (world_size() > 1) GTEST_SKIP() << "one-process teams; each process runs this alone";
+  expect_call_abandoned_by_a_timed_out_thread(
+      [](tlc::Thread& me, std::vector<T>& send, std::vector<T>& recv) {
+        return [p = me.allreduce_init(send, recv)]() mutable {
+          p.start();
+          p.wait();
+        };
+      });
+}
+
+// The same for a nonblocking call on the ring's slices (a one-process call past the lines).
+TEST(Nonblocking, CallOnSlicesAbandonedByATimedOutThread) {
+  if (world_size() > 1) GTEST_SKIP() << "one-process teams; each process runs this alone";
+  expect_call_abandoned_by_a_timed_out_thread(
+      [](tlc::Thread& me, std::vector<T>& send, std::vector<T>& recv) {
+        return [&me, &send, &recv] { me.iallreduce(send, recv).wait(); };
+      });
 }
 
 // More requests in progress than the limit: a clear error, the others still complete.

@@ -723,7 +723,7 @@ void PostedCalls::wait(PostedCall& call, std::uint64_t round, int me) {
       bool disagree = false;
       team.waiter().wait(
           [&] {
-            disagree = line_call != 0 && team.line_ring()->began_on_lines(line_call);
+            disagree = line_call != 0 && team.line_ring()->began_on_ring(line_call);
             return disagree || call.posted.load(std::memory_order_acquire) >= round ||
                    call.failed.load(std::memory_order_acquire) >= round ||
                    call.check_queued.load(std::memory_order_acquire) >= round ||

@@ -1,34 +1,49 @@
-// Calls of one-process teams on the threads' lines: bcast, reduce, allreduce, scan, exscan,
-// allgather, gather, scatter, alltoall and reduce_scatter_block whose contribution fits a line,
-// and barrier. Nonblocking calls run on the team's ring of slots (team/line_ring.hpp),
-// persistent rounds on the lines of their call (RoundLines, algo/posted/calls.hpp); both compute
-// an output with output_from_lines (intra/lines.hpp), as the blocking calls' lines form does.
+// Calls of one-process teams on the threads' lines and slices. Nonblocking calls run on the
+// team's ring of slots (team/line_ring.hpp), persistent rounds on the lines or slices of their
+// call (RoundLines, algo/posted/calls.hpp; RoundSlices, algo/posted/slices.hpp). On lines: bcast,
+// reduce, allreduce, scan, exscan, allgather, gather, scatter, alltoall and reduce_scatter_block
+// whose contribution fits a line, and barrier; each thread computes its output with
+// output_from_lines (intra/lines.hpp), as the blocking calls' lines form does. On slices: the same
+// collectives past the lines, each slot one share of the blocking sliced algorithm's work
+// (run_sliced_share, algo/sliced.cpp).
 //
-// Phases (T threads of one process, c bytes contributed per thread, c <= round_line_max_bytes):
-//   start: each thread copies its contribution into its own line (a nonblocking call: its slot
-//          of the call, with its fingerprint and arguments) and stamps the call there with one
-//          release store; it returns at once.
-//   wait:  each thread waits until every line carries the call, then computes its own output
-//          from the lines: a fold in rank order with the call's combine kernel (the arithmetic
-//          and order of the blocking forms, so bitwise their results), or copies of the blocks it
-//          receives. A nonblocking call first compares the fingerprints (the threads' own
-//          arguments, and that they make the same call), as the blocking calls' begin step does.
-//   No closing step: nobody reads a caller's buffer after its start. A persistent round
-//   rewrites a payload at round r + 2 only, whose start follows its own completion of round
-//   r + 1, which needed every thread's start of r + 1, which follows each one's completion of
-//   round r. A nonblocking call n reuses the slot of call n - depth; its start first completes
-//   that call's output for every thread that has not (claiming it with one exchange, so that
-//   exactly one thread writes each output), since requests complete in any order and a thread
-//   may be busy in another call: nobody waits for a thread to complete, only to start.
-// Cost: T stamps and T c bytes read per thread (allreduce: T - 1 combines of c bytes), one copy
-// of c bytes at start; no lock (a nonblocking call: one exchange on the thread's own slot); no
-// thread waits for another's work (the general schedule's last arriver reduces for everyone,
-// then the others read its result).
+// Phases (T threads of one process, c bytes contributed per thread):
+//   start: each thread writes its arguments into its slot of the call (on lines with a copy of
+//          its contribution, c <= round_line_max_bytes; on slices a pointer to it) and stamps the
+//          call there with one release store; it returns at once.
+//   test / wait, on lines: each thread waits until every slot carries the call, then computes its
+//          own output from the lines: a fold in rank order with the call's combine kernel (the
+//          arithmetic and order of the blocking forms, so bitwise their results), or copies of
+//          the blocks it receives.
+//   test / wait, on slices: once every slot carries the call, the thread claims its own share
+//          and runs it (every input read once, every output written once, split T ways); if the
+//          call is not done after as long again, it claims every share nobody has claimed (a
+//          thread that computes instead of waiting holds nobody back). The call is complete for
+//          every thread once every share is done.
+//   Whoever settles a slot (computes its output or runs its share) first compares the
+//   fingerprints (the threads' own arguments, and that they make the same call), as the
+//   blocking calls' begin step does; a call that fails writes nothing and records the error
+//   for the slot's owner.
+//   No closing step: a nonblocking call n reuses the slot of call n - depth; its start first
+//   settles every slot of that call that nobody has (claiming it with one exchange, so that
+//   exactly one thread settles each), since requests complete in any order and a thread may be
+//   busy in another call: nobody waits for a thread to complete, only to start. A persistent
+//   round rewrites a payload at round r + 2 only, whose start follows its own completion of
+//   round r + 1, which needed every thread's start of r + 1, which follows each one's
+//   completion of round r.
+// Cost on lines: T stamps and T c bytes read per thread (allreduce: T - 1 combines of c bytes),
+// one copy of c bytes at start. On slices: the blocking sliced algorithm's traffic, with its two
+// rendezvous replaced by T start stamps and T done stamps read per thread and one claim per
+// share. No lock, no allocation, no shared reference count; no thread waits for another's work
+// (the general schedule's last arriver reduces for everyone, then the others read its result).
 #include "algo/posted/lines.hpp"
 
+#include <chrono>
 #include <cstring>
 #include <thread>
+#include <vector>
 
+#include "algo/algorithms.hpp"
 #include "algo/posted/schedule.hpp"
 #include "intra/lines.hpp"
 #include "intra/sliced_reduce.hpp"
@@ -50,31 +65,39 @@ LineFoldFn line_fold_of(const Call& c, std::size_t count) {
   return builtin_line_fold(c.op, c.type);
 }
 
-// Thread t's output of call n, once every thread has begun it; the claim is the caller's. A call
-// whose threads disagree (or one of which passed wrong arguments) writes no output and records
-// the error every thread gets; one whose threads took different schedules aborts the team too,
-// since the threads on the general schedule wait for the others there.
+// The view of call n's descriptors in its slots, for the sliced algorithm's shares.
+Rendezvous::CallView view_of(const LineRing& ring, std::uint64_t n) {
+  return Rendezvous::CallView{nullptr, 0, &ring.slot(0, n).descriptor, LineRing::stride()};
+}
+
+// Settles thread t's slot of call n, once every thread has begun it; the claim is the caller's:
+// thread t's output (on lines) or its share of the call's work (on slices). A call whose
+// threads disagree (or one of which passed wrong arguments) writes nothing and records the
+// error for t; one whose threads took the general schedule and the ring both aborts the team
+// too, since the threads on the general schedule wait for the others there.
 void finish_slot(TeamImpl& team, LineRing& ring, int t, std::uint64_t n) {
   const int T = ring.threads();
   const LineRing::Slot& zero = ring.slot(0, n);
   int differs = 0, invalid = -1;
-  bool general = false, on_lines = false;
+  bool general = false, on_ring = false;
   for (int u = 0; u < T; ++u) {
     const LineRing::Slot& s = ring.slot(u, n);
     if (s.fingerprint.invalid && invalid < 0) invalid = u;
     if (!differs && !same_fingerprint(s.fingerprint, zero.fingerprint)) differs = u;
-    (s.general ? general : on_lines) = true;
+    (s.schedule == RingSchedule::general ? general : on_ring) = true;
   }
   const auto what = [&] { return to_string(static_cast<Collective>(zero.fingerprint.collective)); };
-  if (general && on_lines) {
-    int g = 0;
-    while (g < T && !ring.slot(g, n).general) ++g;
-    int l = 0;
-    while (l < T && ring.slot(l, n).general) ++l;
+  if (general && on_ring) {
+    const auto first = [&](bool on_general) {
+      int u = 0;
+      while (u < T && (ring.slot(u, n).schedule == RingSchedule::general) != on_general) ++u;
+      return u;
+    };
     std::string message = "tlc " + std::string(what()) +
                           ": threads started different nonblocking calls at one place of their "
                           "order (";
-    message += team.who(l) + " a call on lines, " + team.who(g) + " one on the general schedule";
+    message += team.who(first(false)) + " a call on lines, " + team.who(first(true)) +
+               " one on the general schedule";
     if (differs)
       message += ": " + fingerprint_difference(team.who(0), zero.fingerprint, team.who(differs),
                                                ring.slot(differs, n).fingerprint);
@@ -86,7 +109,7 @@ void finish_slot(TeamImpl& team, LineRing& ring, int t, std::uint64_t n) {
   if (invalid >= 0) {
     ring.record_failure(t, n, Errc::invalid_argument,
                         "tlc " + std::string(what()) + ": " + team.who(invalid) + ": " +
-                            ring.slot(invalid, n).invalid);
+                            ring.slot(invalid, n).descriptor.invalid);
     return;
   }
   if (differs) {
@@ -97,8 +120,34 @@ void finish_slot(TeamImpl& team, LineRing& ring, int t, std::uint64_t n) {
     return;
   }
   const LineRing::Slot& mine = ring.slot(t, n);
-  output_from_lines(mine.call, mine.count, T, t, zero.payload, LineRing::stride(),
-                    line_fold_of(mine.call, mine.count));
+  if (mine.schedule == RingSchedule::slices) {
+    int gave_up = -1;
+    for (int u = 0; u < T && gave_up < 0; ++u)
+      if (ring.slot(u, n).abandoned.load(std::memory_order_seq_cst) >= n) gave_up = u;
+    if (gave_up >= 0) {
+      // This share does not run, so every output misses it: the call fails on every thread
+      // but the one that gave up (which throws its own error).
+      for (int u = 0; u < T; ++u)
+        if (u != gave_up)
+          ring.record_failure(u, n, Errc::aborted,
+                              "tlc " + std::string(what()) + ": " + team.who(gave_up) +
+                                  " gave up on this nonblocking call before its work ran (its "
+                                  "wait ended with an error)");
+      return;
+    }
+    try {
+      run_sliced_share(view_of(ring, n), t, T, nullptr);
+    } catch (const std::exception& e) {  // no user op here: a failure to allocate
+      // Every output misses this share: the call fails on every thread.
+      for (int u = 0; u < T; ++u)
+        ring.record_failure(
+            u, n, Errc::aborted,
+            "tlc " + std::string(what()) + ": a share of its work failed: " + e.what());
+    }
+    return;
+  }
+  output_from_lines(mine.descriptor.call, mine.descriptor.count, T, t, zero.payload,
+                    LineRing::stride(), line_fold_of(mine.descriptor.call, mine.descriptor.count));
 }
 
 // Waits until thread t's output of call n is done by the thread that claimed it, which computes
@@ -118,18 +167,42 @@ void await_done(const LineRing::Slot& s, std::uint64_t n) {
 // and taken the slot for its call n + depth (its start settled every thread's call n first, its
 // own included): the claim holds a later call then, and n is settled. So the claim is taken only
 // from a call before n, never from a later one, whose output the slot's new call describes.
+// Claims slot s for call n: true when this thread won it. Only from a call before n, never from
+// a later one.
+bool claim(LineRing::Slot& s, std::uint64_t n) noexcept {
+  std::uint64_t claimed = s.claimed.load(std::memory_order_acquire);
+  // Sequentially consistent: on slices the claimer then reads the marks of threads that gave up
+  // (abandon_on_ring), which store theirs and then read the claims.
+  while (claimed < n)
+    if (s.claimed.compare_exchange_weak(claimed, n, std::memory_order_seq_cst)) return true;
+  return false;
+}
+
+// Settles thread t's slot of call n, claimed by the caller, and marks it done.
+void settle_claimed(TeamImpl& team, LineRing& ring, int t, std::uint64_t n) {
+  finish_slot(team, ring, t, n);
+  ring.slot(t, n).done.store(n, std::memory_order_release);
+  team.waiter().notify();  // a thread may sleep in its wait for the call
+}
+
 void settle(TeamImpl& team, LineRing& ring, int t, std::uint64_t n) {
   LineRing::Slot& s = ring.slot(t, n);
-  std::uint64_t claimed = s.claimed.load(std::memory_order_acquire);
-  while (claimed < n) {
-    if (s.claimed.compare_exchange_weak(claimed, n, std::memory_order_acq_rel)) {
-      finish_slot(team, ring, t, n);
-      s.done.store(n, std::memory_order_release);
-      team.waiter().notify();  // t may sleep in its wait for the call
-      return;
-    }
-  }
-  if (claimed == n) await_done(s, n);
+  if (claim(s, n)) return settle_claimed(team, ring, t, n);
+  if (s.claimed.load(std::memory_order_acquire) == n) await_done(s, n);
+}
+
+// Whether every slot of call n is settled (on slices: the call is complete for every thread).
+bool all_done(const LineRing& ring, std::uint64_t n) noexcept {
+  for (int t = 0; t < ring.threads(); ++t)
+    if (ring.slot(t, n).done.load(std::memory_order_acquire) < n) return false;
+  return true;
+}
+
+// Whether some slot of call n is not claimed yet.
+bool any_unclaimed(const LineRing& ring, std::uint64_t n) noexcept {
+  for (int t = 0; t < ring.threads(); ++t)
+    if (ring.slot(t, n).claimed.load(std::memory_order_relaxed) < n) return true;
+  return false;
 }
 
 // After thread me found every thread's stamp of call n: what the stamps say of their completed
@@ -181,14 +254,15 @@ std::size_t line_payload_bytes(const PostedEntry& entry, int threads) {
   return bytes <= round_line_max_bytes ? bytes : 0;
 }
 
-bool runs_on_lines(const Call& c, std::size_t count, int threads) {
-  if (c.collective == Collective::barrier) return true;
+std::optional<RingSchedule> ring_schedule(const Call& c, std::size_t count, int threads) {
+  if (c.collective == Collective::barrier) return RingSchedule::lines;
   const CollectiveTraits& traits = traits_of(c.collective);
-  if (traits.v_variant) return false;
+  if (traits.v_variant) return std::nullopt;
   // User ops run the general schedule, which compares their op objects.
-  if (traits.reduction && builtin_combine(c.op, c.type) == nullptr) return false;
+  if (traits.reduction && builtin_combine(c.op, c.type) == nullptr) return std::nullopt;
   const std::size_t bytes = line_contribution_bytes(c, count, threads);
-  return bytes > 0 && bytes <= round_line_max_bytes;
+  if (bytes == 0) return std::nullopt;
+  return bytes <= round_line_max_bytes ? RingSchedule::lines : RingSchedule::slices;
 }
 
 void finish_from_lines(PostedCall& call, std::uint64_t round, int me) {
@@ -198,41 +272,98 @@ void finish_from_lines(PostedCall& call, std::uint64_t round, int me) {
                     lines.stride(), lines.fold);
 }
 
-std::uint64_t start_on_lines(TeamImpl& team, int me, const Call& c, std::size_t count,
-                             const void* contribution, std::size_t contribution_bytes,
-                             const std::string& invalid, bool general) {
+std::uint64_t start_on_ring(TeamImpl& team, int me, const Call& c, const CallDescriptor& d,
+                            RingSchedule schedule) {
   LineRing& ring = *team.line_ring();
   const std::uint64_t n = ring.next(me);
   make_room(team, ring, me, n);
-  // This thread's calls complete in any order: how far they all are, for the others to read.
+  // This thread's slots are settled in any order: how far they all are, for the others to read.
   std::uint64_t& through = ring.complete_through(me);
   while (through + 1 < n &&
          ring.slot(me, through + 1).done.load(std::memory_order_acquire) >= through + 1)
     ++through;
   LineRing::Slot& s = ring.slot(me, n);
   s.complete_through = through;
-  write_fingerprint(s.fingerprint, c, count, !invalid.empty());
-  s.general = general;
-  s.call = c;
-  s.count = count;
-  if (!invalid.empty() || !s.invalid.empty()) s.invalid = invalid;
-  if (general || !invalid.empty()) {
+  const bool invalid = !d.invalid.empty();
+  write_fingerprint(s.fingerprint, c, d.count, invalid);
+  s.schedule = schedule;
+  CallDescriptor& mine = s.descriptor;
+  mine.call = c;
+  mine.count = d.count;
+  mine.contribution = d.contribution;
+  mine.contribution_bytes = d.contribution_bytes;
+  if (invalid || !mine.invalid.empty()) mine.invalid = d.invalid;
+  if (schedule == RingSchedule::general || invalid) {
     // Nothing of this call will be computed here: its place is settled at once.
     s.claimed.store(n, std::memory_order_relaxed);
     s.done.store(n, std::memory_order_relaxed);
-  } else if (contribution_bytes <= inline_capacity) {
-    copy_small(s.payload, contribution, contribution_bytes);
+  } else if (schedule == RingSchedule::slices) {
+    // Others write outputs while they read inputs: an in-place input whose output they write
+    // is read from a copy (the slot's previous call is settled, so nobody reads the old one).
+    if (c.in_place && traits_of(c.collective).in_place_output_races) {
+      s.aside.resize(d.contribution_bytes);
+      std::memcpy(s.aside.data(), d.contribution, d.contribution_bytes);
+      mine.contribution = s.aside.data();
+    }
+  } else if (d.contribution_bytes <= inline_capacity) {
+    copy_small(s.payload, d.contribution, d.contribution_bytes);
   } else {
-    std::memcpy(s.payload, contribution, contribution_bytes);
+    std::memcpy(s.payload, d.contribution, d.contribution_bytes);
   }
   s.started.store(n, std::memory_order_release);
   team.waiter().notify();
   return n;
 }
 
-bool test_on_lines(TeamImpl& team, int me, std::uint64_t n) {
+namespace {
+
+// The error recorded for thread me of call n, if any, thrown.
+void throw_recorded(LineRing& ring, int me, std::uint64_t n) {
+  Errc code{};
+  std::string message;
+  if (ring.take_failure(me, n, code, message)) throw_failure(code, std::move(message));
+}
+
+// Thread me's test of call n on slices (the ring's slots of call n stay until every share is
+// done, so every read here before that finds call n in them).
+bool test_on_slices(TeamImpl& team, LineRing& ring, int me, std::uint64_t n) {
+  LineRing::Slot& mine = ring.slot(me, n);
+  // The first test finds its own share unclaimed (the common case: no look at the done marks
+  // before it).
+  const bool own_share_open = mine.claimed.load(std::memory_order_relaxed) < n;
+  if (own_share_open || !all_done(ring, n)) {
+    if (!ring.all_started(n)) {
+      team.waiter().throw_if_aborted();
+      return false;
+    }
+    if (own_share_open && claim(mine, n)) {
+      learn_completions(ring, me, n);
+      const auto began = std::chrono::steady_clock::now();
+      settle_claimed(team, ring, me, n);
+      const auto ended = std::chrono::steady_clock::now();
+      mine.steal_after = ended + (ended - began);
+    }
+    if (!all_done(ring, n)) {
+      // Another thread's share only after waiting as long as this thread's own took: a thread
+      // that arrives a little later runs its own (two threads copying each other's share would
+      // double the call's time), one that computes instead of waiting is not waited for.
+      if (std::chrono::steady_clock::now() < mine.steal_after) return false;
+      for (int t = 0; t < ring.threads(); ++t)
+        if (t != me && claim(ring.slot(t, n), n)) settle_claimed(team, ring, t, n);
+      if (!all_done(ring, n)) return false;
+    }
+  }
+  throw_recorded(ring, me, n);
+  return true;
+}
+
+}  // namespace
+
+bool test_on_ring(TeamImpl& team, int me, std::uint64_t n) {
   LineRing& ring = *team.line_ring();
   LineRing::Slot& s = ring.slot(me, n);
+  // Only this thread reuses its slot, so it still holds call n.
+  if (s.schedule == RingSchedule::slices) return test_on_slices(team, ring, me, n);
   if (s.done.load(std::memory_order_acquire) < n) {
     if (!ring.all_started(n)) {
       team.waiter().throw_if_aborted();
@@ -248,24 +379,46 @@ bool test_on_lines(TeamImpl& team, int me, std::uint64_t n) {
       return false;  // another thread is completing it for this one
     }
   }
-  Errc code{};
-  std::string message;
-  if (ring.take_failure(me, n, code, message)) throw_failure(code, std::move(message));
+  throw_recorded(ring, me, n);
   return true;
 }
 
-void wait_on_lines(TeamImpl& team, int me, std::uint64_t n) {
+void wait_on_ring(TeamImpl& team, int me, std::uint64_t n) {
   LineRing& ring = *team.line_ring();
   LineRing::Slot& s = ring.slot(me, n);
-  while (!test_on_lines(team, me, n))
+  if (s.schedule == RingSchedule::slices) {
+    while (!test_on_slices(team, ring, me, n)) {
+      cpu_relax();  // in the grace before taking others' shares the waiter returns at once
+      team.waiter().wait(
+          [&] { return all_done(ring, n) || (ring.all_started(n) && any_unclaimed(ring, n)); },
+          [&] { return not_started(team, ring, n) + ", or whose share of it is not done"; });
+    }
+    return;
+  }
+  while (!test_on_ring(team, me, n))
     team.waiter().wait(
         [&] { return s.done.load(std::memory_order_acquire) >= n || ring.all_started(n); },
         [&] { return not_started(team, ring, n); });
 }
 
-void abandon_on_lines(TeamImpl& team, int me, std::uint64_t n) noexcept {
+void abandon_on_ring(TeamImpl& team, int me, std::uint64_t n) noexcept {
   LineRing& ring = *team.line_ring();
   LineRing::Slot& s = ring.slot(me, n);
+  if (s.schedule == RingSchedule::slices) {
+    // No share that begins after this runs (finish_slot reads the mark after its claim; both
+    // sequentially consistent, so one of the two sees the other): every other thread's call
+    // fails instead of reading this thread's buffers or writing its output later. The shares
+    // already claimed may be running: waited for.
+    s.abandoned.store(n, std::memory_order_seq_cst);
+    for (int t = 0; t < ring.threads(); ++t) {
+      const LineRing::Slot& other = ring.slot(t, n);
+      if (other.claimed.load(std::memory_order_seq_cst) >= n) await_done(other, n);
+    }
+    Errc code{};
+    std::string message;
+    ring.take_failure(me, n, code, message);  // the caller throws its own error
+    return;
+  }
   if (s.done.load(std::memory_order_acquire) >= n) return;
   if (s.claimed.exchange(n, std::memory_order_acq_rel) != n) {
     // Claimed here and left unwritten: nobody writes this thread's output any more.

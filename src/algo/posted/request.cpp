@@ -82,33 +82,42 @@ PostedEntry entry_of(TeamImpl& team, int me, const Call& call, const VariantLayo
   return entry;
 }
 
+// What a call on the general schedule leaves in its place on the ring: its count, and why its
+// arguments are wrong.
+CallDescriptor general_place(const PostedEntry& entry) {
+  CallDescriptor d;
+  d.count = entry.count;
+  d.invalid = entry.invalid;
+  return d;
+}
+
 // After a thread with wrong arguments has joined (so that the other threads' calls fail rather
 // than wait for it): its own error.
 [[noreturn]] void throw_invalid(const std::string& why) {
   throw Error(Errc::invalid_argument, "tlc: " + why);
 }
 
-// A nonblocking call of a one-process team that runs on lines (algo/posted/lines.hpp), started;
-// nothing when it takes the general schedule.
-std::optional<Request> start_nonblocking_on_lines(TeamImpl& team, int me, const Call& user_call) {
+// A nonblocking call of a one-process team that runs on the team's ring (lines or slices,
+// algo/posted/lines.hpp), started; nothing when it takes the general schedule.
+std::optional<Request> start_nonblocking_on_ring(TeamImpl& team, int me, const Call& user_call) {
   Call call = user_call;
   if (CombineFn kernel = builtin_combine(call.op, call.type)) call.combine = kernel;
   CallDescriptor d;
-  const std::string invalid = check_own_arguments(call, team.global_rank(me), team.size(), d);
-  if (!posted::runs_on_lines(call, d.count, team.threads())) return std::nullopt;
+  d.invalid = check_own_arguments(call, team.global_rank(me), team.size(), d);
+  const std::optional<RingSchedule> schedule = posted::ring_schedule(call, d.count, team.threads());
+  if (!schedule) return std::nullopt;
   posted_calls(team).count_start(team, me);
   const std::int64_t started = team.telemetry().enabled() ? Telemetry::now() : 0;
   std::uint64_t n = 0;
   try {
-    n = posted::start_on_lines(team, me, call, d.count, d.contribution, d.contribution_bytes,
-                               invalid, /*general=*/false);
+    n = posted::start_on_ring(team, me, call, d, *schedule);
   } catch (...) {
     posted_calls(team).finished(me);
     throw;
   }
-  if (!invalid.empty()) {
+  if (!d.invalid.empty()) {
     posted_calls(team).finished(me);
-    throw_invalid(invalid);
+    throw_invalid(d.invalid);
   }
   return PostedAccess::on_lines(team.line_ring()->seat(me), n, me, started);
 }
@@ -122,15 +131,15 @@ Request Thread::start_posted(const detail::Call& call, const detail::VariantLayo
     throw_unusable();
   detail::TeamImpl& team = *team_;
   if (team.line_ring() && !detail::traits_of(call.collective).v_variant) {
-    if (std::optional<Request> r = detail::start_nonblocking_on_lines(team, local_, call))
+    if (std::optional<Request> r = detail::start_nonblocking_on_ring(team, local_, call))
       return std::move(*r);
   }
   detail::PostedEntry entry = detail::entry_of(team, local_, call, layout, std::move(held_op));
   const std::string invalid = entry.invalid;
   const std::int64_t started = team.telemetry().enabled() ? detail::Telemetry::now() : 0;
   if (team.line_ring())  // its place on the lines, so that threads that disagree find out
-    entry.line_call = detail::posted::start_on_lines(team, local_, entry.call, entry.count, nullptr,
-                                                     0, entry.invalid, /*general=*/true);
+    entry.line_call = detail::posted::start_on_ring(
+        team, local_, entry.call, detail::general_place(entry), detail::RingSchedule::general);
   auto shared = posted_calls(team).start(team, local_, std::move(entry), nullptr, 1);
   if (!invalid.empty()) detail::throw_invalid(invalid);
   const std::uint64_t round = shared->nonblocking_round;  // 1, or its round on slices
@@ -145,8 +154,8 @@ Persistent Thread::init_persistent(const detail::Call& call, const detail::Varia
   detail::PostedEntry entry = detail::entry_of(team, local_, call, layout, std::move(held_op));
   const std::string invalid = entry.invalid;
   if (team.line_ring())  // as a nonblocking call on the general schedule (start_posted)
-    entry.line_call = detail::posted::start_on_lines(team, local_, entry.call, entry.count, nullptr,
-                                                     0, entry.invalid, /*general=*/true);
+    entry.line_call = detail::posted::start_on_ring(
+        team, local_, entry.call, detail::general_place(entry), detail::RingSchedule::general);
   auto shared = posted_calls(team).start(team, local_, std::move(entry), nullptr, 0);
   if (!invalid.empty()) detail::throw_invalid(invalid);
   return detail::PostedAccess::persistent(std::move(shared), local_);
@@ -198,20 +207,21 @@ bool complete(PostedCall& call, std::uint64_t round, int me, bool block, std::in
       [&] { PostedCalls::abandon(call, round); });
 }
 
-// A call on lines (Request::seat_).
+// A call on the team's ring (Request::seat_).
 bool complete_on_lines(const LineSeat& seat, std::uint64_t n, bool block, std::int64_t started_ns,
                        std::int64_t& waited_ns) {
   if (!seat.alive.load(std::memory_order_acquire)) throw_team_gone();
   TeamImpl& team = *seat.team;
   const int me = seat.me;
   return complete_counted(
-      team, me, team.line_ring()->slot(me, n).call.collective, block, started_ns, waited_ns,
+      team, me, team.line_ring()->slot(me, n).descriptor.call.collective, block, started_ns,
+      waited_ns,
       [&](bool wait) {
-        if (!wait) return posted::test_on_lines(team, me, n);
-        posted::wait_on_lines(team, me, n);
+        if (!wait) return posted::test_on_ring(team, me, n);
+        posted::wait_on_ring(team, me, n);
         return true;
       },
-      [&] { posted::abandon_on_lines(team, me, n); });
+      [&] { posted::abandon_on_ring(team, me, n); });
 }
 
 std::int64_t start_stamp(const PostedCall& call) {
