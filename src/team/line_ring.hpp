@@ -53,8 +53,8 @@ class LineRing {
   // completes the oldest call for the threads that have not, so it never waits for a thread that
   // is busy elsewhere).
   static constexpr int depth = 8;
-  // The largest contribution a slot carries.
-  static constexpr std::size_t payload_capacity = 512;
+  // The largest contribution a slot carries: the blocking lines form's (algo/flat_inline.cpp).
+  static constexpr std::size_t payload_capacity = lines_max_bytes;
 
   struct Slot {
     // Read by every thread of the call: stamp, fingerprint and the payload's first bytes share

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -318,8 +319,10 @@ std::string first_difference(const std::vector<T>& want, const std::vector<T>& g
 // limits, against the blocking form, on a team of `threads` made with `options`.
 // `only`: the cases whose name begins so (all of them when empty).
 void expect_every_collective_equals_blocking(int threads, tlc::TeamOptions options,
-                                             const std::string& label,
-                                             const std::string& only = {}) {
+                                             const std::string& label, const std::string& only = {},
+                                             std::vector<std::size_t> counts = {
+                                                 std::size_t{0}, std::size_t{1}, std::size_t{5},
+                                                 std::size_t{5000}}) {
   if (std::getenv("TRACE")) options.timeout_seconds = 3;
   tlc::Team team(MPI_COMM_WORLD, options);
   std::vector<Outcome> outcomes(static_cast<std::size_t>(threads));
@@ -327,7 +330,7 @@ void expect_every_collective_equals_blocking(int threads, tlc::TeamOptions optio
     Outcome& out = outcomes[static_cast<std::size_t>(me.local_index())];
     try {
       for (const NamedCase& c : cases())
-        for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{5000}})
+        for (std::size_t n : counts)
           for (Form f : {Form::nonblocking, Form::persistent}) {
             if (!c.name.starts_with(only)) continue;
             if (std::getenv("TRACE") && me.rank() == 0)
@@ -423,6 +426,28 @@ TEST(Nonblocking, EveryForcedAlgorithmInEveryForm) {
       }
     }
   EXPECT_GE(forced, 6) << "the registry lost the algorithms this test forces";
+}
+
+// One process: the nonblocking and persistent forms run on lines where the blocking plan runs
+// flat's lines form, else on slices. Every single-process algorithm forced in turn (for every
+// collective that has it), and the plan left alone, with 300 elements a block (2,400 bytes:
+// lines for some collectives by default, slices for others) besides a small and a large count.
+TEST(Nonblocking, EverySingleProcessAlgorithmInEveryForm) {
+  if (world_size() > 1) GTEST_SKIP() << "one-process teams; run at one process";
+  std::map<std::string, std::vector<tlc::Collective>> by_name{{"", {}}};
+  for (const tlc::AlgorithmDescription& a : tlc::algorithms())
+    if (a.single_process) by_name[a.name].push_back(a.collective);
+  EXPECT_GE(by_name.size(), 3u) << "the registry lost the algorithms this test forces";
+  for (const auto& [algorithm, collectives] : by_name)
+    for (int threads : {2, 3}) {
+      tlc::TeamOptions options = test_options(threads);
+      for (tlc::Collective c : collectives) options.algorithms[c] = algorithm;
+      expect_every_collective_equals_blocking(
+          threads, options,
+          (algorithm.empty() ? std::string("the plan") : algorithm + " forced") + ", " +
+              std::to_string(threads) + " threads",
+          {}, {std::size_t{1}, std::size_t{300}, std::size_t{5000}});
+    }
 }
 
 // Several requests outstanding per thread, completed in an order that differs between threads,

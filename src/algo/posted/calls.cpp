@@ -112,8 +112,13 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
   }
   const auto i = static_cast<std::size_t>(me);
   const bool counts = round > 0 && entry.invalid.empty();
-  if (team.processes() == 1 && entry.invalid.empty())
-    entry.aside.resize(posted::RoundSlices::aside_bytes(entry, team.threads()));
+  // One process: a persistent call on lines (as the blocking plan decides; the first thread to
+  // come decides for all) or slices, a nonblocking one here on slices.
+  std::size_t line_payload = 0;
+  if (team.processes() == 1 && entry.invalid.empty()) {
+    if (round == 0) line_payload = posted::line_payload_bytes(team, me, entry);
+    entry.aside.resize(posted::RoundSlices::aside_bytes(entry, team.threads(), line_payload > 0));
+  }
   std::shared_ptr<PostedCall> call;
   std::uint64_t sequence = 0;
   bool last = false;
@@ -132,8 +137,8 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
     } else {
       call = kind == Kind::init ? std::make_shared<PostedCall>(team, true) : recycled_call(team);
       if (kind == Kind::init && team.processes() == 1) {
-        if (const std::size_t bytes = posted::line_payload_bytes(entry, team.threads())) {
-          call->lines = std::make_unique<RoundLines>(team.threads(), bytes);
+        if (line_payload > 0) {
+          call->lines = std::make_unique<RoundLines>(team.threads(), line_payload);
           if (entry.count * entry.call.type.size <= inline_capacity)
             call->lines->fold = builtin_line_fold(entry.call.op, entry.call.type);
         } else if (posted::RoundSlices::serves(entry, team.threads()))

@@ -9,7 +9,8 @@
 //
 // Phases (T threads of one process, c bytes contributed per thread):
 //   start: each thread writes its arguments into its slot of the call (on lines with a copy of
-//          its contribution, c <= round_line_max_bytes; on slices a pointer to it) and stamps the
+//          its contribution, where the blocking call's plan is flat and c <= lines_max_bytes; on
+//          slices a pointer to it) and stamps the
 //          call there with one release store; it returns at once.
 //   test / wait, on lines: each thread waits until every slot carries the call, then computes its
 //          own output from the lines: a fold in rank order with the call's combine kernel (the
@@ -48,16 +49,21 @@
 #include "intra/lines.hpp"
 #include "intra/sliced_reduce.hpp"
 #include "select/collective_traits.hpp"
+#include "select/planner.hpp"
 #include "team/team_impl.hpp"
 
 namespace tlc::detail::posted {
 
 namespace {
 
-// Beyond this each thread's copy at start and its reads of every line cost more than the slices'
-// claims and stamps (algo/posted/slices.hpp; docs/benchmarking.md, "Overlap").
-constexpr std::size_t round_line_max_bytes = 512;
-static_assert(round_line_max_bytes <= LineRing::payload_capacity);
+// Whether a call of `bytes` per thread runs on lines rather than slices: as the blocking call
+// with the same arguments does (its plan's flat algorithm, whose lines form carries up to
+// lines_max_bytes; docs/design.md section 14). Past a line, flat (forced) runs on slices.
+bool lines_by_plan(TeamImpl& team, int me, const Call& c, std::size_t count, std::size_t bytes) {
+  if (bytes > lines_max_bytes) return false;
+  const PlanQuery q{c.collective, count, c.type.size, c.commutative, c.in_place};
+  return team.plan(me, q).plan.algorithm == Algorithm::flat;
+}
 
 // The kernel that folds whole lines, for a reduction whose block fits the inline form's.
 LineFoldFn line_fold_of(const Call& c, std::size_t count) {
@@ -78,12 +84,13 @@ Rendezvous::CallView view_of(const LineRing& ring, std::uint64_t n) {
 void finish_slot(TeamImpl& team, LineRing& ring, int t, std::uint64_t n) {
   const int T = ring.threads();
   const LineRing::Slot& zero = ring.slot(0, n);
-  int differs = 0, invalid = -1;
+  int differs = 0, invalid = -1, other_schedule = 0;
   bool general = false, on_ring = false;
   for (int u = 0; u < T; ++u) {
     const LineRing::Slot& s = ring.slot(u, n);
     if (s.fingerprint.invalid && invalid < 0) invalid = u;
     if (!differs && !same_fingerprint(s.fingerprint, zero.fingerprint)) differs = u;
+    if (!other_schedule && s.schedule != zero.schedule) other_schedule = u;
     (s.schedule == RingSchedule::general ? general : on_ring) = true;
   }
   const auto what = [&] { return to_string(static_cast<Collective>(zero.fingerprint.collective)); };
@@ -117,6 +124,14 @@ void finish_slot(TeamImpl& team, LineRing& ring, int t, std::uint64_t n) {
                         "tlc " + std::string(what()) + ": " +
                             fingerprint_difference(team.who(0), zero.fingerprint, team.who(differs),
                                                    ring.slot(differs, n).fingerprint));
+    return;
+  }
+  if (other_schedule) {  // equal fingerprints, plans that differ (in-place on some threads only)
+    ring.record_failure(t, n, Errc::mismatch,
+                        "tlc " + std::string(what()) + ": " + team.who(0) + " and " +
+                            team.who(other_schedule) +
+                            " planned the call differently (one on lines, one on slices): pass "
+                            "the same arguments, in place or not, on every thread");
     return;
   }
   const LineRing::Slot& mine = ring.slot(t, n);
@@ -249,20 +264,21 @@ std::size_t round_contribution_bytes(const PostedEntry& entry, int threads) {
   return line_contribution_bytes(entry.call, entry.count, threads);
 }
 
-std::size_t line_payload_bytes(const PostedEntry& entry, int threads) {
-  const std::size_t bytes = round_contribution_bytes(entry, threads);
-  return bytes <= round_line_max_bytes ? bytes : 0;
+std::size_t line_payload_bytes(TeamImpl& team, int me, const PostedEntry& entry) {
+  const std::size_t bytes = round_contribution_bytes(entry, team.threads());
+  return bytes > 0 && lines_by_plan(team, me, entry.call, entry.count, bytes) ? bytes : 0;
 }
 
-std::optional<RingSchedule> ring_schedule(const Call& c, std::size_t count, int threads) {
+std::optional<RingSchedule> ring_schedule(TeamImpl& team, int me, const Call& c,
+                                          std::size_t count) {
   if (c.collective == Collective::barrier) return RingSchedule::lines;
   const CollectiveTraits& traits = traits_of(c.collective);
   if (traits.v_variant) return std::nullopt;
   // User ops run the general schedule, which compares their op objects.
   if (traits.reduction && builtin_combine(c.op, c.type) == nullptr) return std::nullopt;
-  const std::size_t bytes = line_contribution_bytes(c, count, threads);
+  const std::size_t bytes = line_contribution_bytes(c, count, team.threads());
   if (bytes == 0) return std::nullopt;
-  return bytes <= round_line_max_bytes ? RingSchedule::lines : RingSchedule::slices;
+  return lines_by_plan(team, me, c, count, bytes) ? RingSchedule::lines : RingSchedule::slices;
 }
 
 void finish_from_lines(PostedCall& call, std::uint64_t round, int me) {

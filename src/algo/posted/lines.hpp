@@ -17,12 +17,12 @@ class TeamImpl;
 
 namespace tlc::detail::posted {
 
-// How a nonblocking call of a one-process team of `threads` runs on the team's ring: on lines
-// (barrier, and the non-v collectives with a built-in op, for reductions, whose contribution
-// per thread fits a slot), on slices (the same past the lines), or nothing: on the general
-// schedule (v-variants, user ops, nothing to carry). Threads that pass the same call decide
-// alike.
-std::optional<RingSchedule> ring_schedule(const Call& c, std::size_t count, int threads);
+// How thread me's nonblocking call of a one-process team runs on the team's ring: on lines
+// (barrier, and the non-v collectives with a built-in op, for reductions, where the blocking
+// call's plan is flat and the contribution per thread fits a slot), on slices (the others), or
+// nothing: on the general schedule (v-variants, user ops, nothing to carry). Threads that pass
+// the same call decide alike.
+std::optional<RingSchedule> ring_schedule(TeamImpl& team, int me, const Call& c, std::size_t count);
 
 // Thread me begins its next call on the ring: its fingerprint and arguments (d: its count and
 // contribution, and why its own arguments are wrong, if they are: the others' calls then fail

@@ -104,7 +104,7 @@ std::optional<Request> start_nonblocking_on_ring(TeamImpl& team, int me, const C
   if (CombineFn kernel = builtin_combine(call.op, call.type)) call.combine = kernel;
   CallDescriptor d;
   d.invalid = check_own_arguments(call, team.global_rank(me), team.size(), d);
-  const std::optional<RingSchedule> schedule = posted::ring_schedule(call, d.count, team.threads());
+  const std::optional<RingSchedule> schedule = posted::ring_schedule(team, me, call, d.count);
   if (!schedule) return std::nullopt;
   posted_calls(team).count_start(team, me);
   const std::int64_t started = team.telemetry().enabled() ? Telemetry::now() : 0;

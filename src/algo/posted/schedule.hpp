@@ -40,10 +40,10 @@ int prepare(PostedCall& call);
 void check_agreement(const PostedCall& call);
 
 // Persistent calls of one-process teams on lines (algo/posted/lines.cpp): the payload bytes
-// a thread's line holds for this entry's call, 0 where the lines do not serve it (the same
-// on every thread that passes the same call); and thread me's output of `round`, once every
-// thread has started it.
-std::size_t line_payload_bytes(const PostedEntry& entry, int threads);
+// a thread's line holds for thread me's entry's call, 0 where the lines do not serve it (as the
+// blocking call's plan decides; the same on every thread that passes the same call); and thread
+// me's output of `round`, once every thread has started it.
+std::size_t line_payload_bytes(TeamImpl& team, int me, const PostedEntry& entry);
 // What a thread contributes to a round of a one-process persistent call on lines or slices
 // (algo/posted/slices.hpp), 0 for the calls that take the general schedule.
 std::size_t round_contribution_bytes(const PostedEntry& entry, int threads);

@@ -20,9 +20,9 @@ bool RoundSlices::serves(const PostedEntry& entry, int threads) {
   return round_contribution_bytes(entry, threads) > 0;
 }
 
-std::size_t RoundSlices::aside_bytes(const PostedEntry& entry, int threads) {
-  if (!entry.call.in_place || !traits_of(entry.call.collective).in_place_output_races ||
-      line_payload_bytes(entry, threads) > 0 || !serves(entry, threads))
+std::size_t RoundSlices::aside_bytes(const PostedEntry& entry, int threads, bool on_lines) {
+  if (!entry.call.in_place || !traits_of(entry.call.collective).in_place_output_races || on_lines ||
+      !serves(entry, threads))
     return 0;
   return entry.contribution_bytes;
 }

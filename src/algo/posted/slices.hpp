@@ -46,7 +46,8 @@ class RoundSlices {
   // call. And the bytes of the copy a thread makes aside of its input at each start of a call on
   // slices (0: none, or not on slices).
   static bool serves(const PostedEntry& entry, int threads);
-  static std::size_t aside_bytes(const PostedEntry& entry, int threads);
+  // on_lines: the call runs on lines instead (nothing read in place, no copy).
+  static std::size_t aside_bytes(const PostedEntry& entry, int threads, bool on_lines);
 
   // By the last thread of the init, once the threads agree, before any round: every thread's
   // descriptor of the call and, for the movers, the copy plan.
