@@ -41,7 +41,7 @@ struct alignas(cache_line_size) LineSeat {
   int me = 0;
 };
 
-// How thread's call on the ring runs: on lines (its contribution copied into its slot, each
+// How a thread's call on the ring runs: on lines (its contribution copied into its slot, each
 // thread computes its own output from every slot), on slices (the blocking sliced algorithm's
 // shares, one per slot, claimed by whoever tests first), or on the general schedule
 // (algo/posted/calls.hpp; the slot only marks its place, nothing to read).
