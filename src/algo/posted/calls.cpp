@@ -115,9 +115,10 @@ std::shared_ptr<PostedCall> PostedCalls::start(TeamImpl& team, int me, PostedEnt
   // One process: a persistent call on lines (as the blocking plan decides; the first thread to
   // come decides for all) or slices, a nonblocking one here on slices.
   std::size_t line_payload = 0;
-  if (team.processes() == 1 && entry.invalid.empty()) {
+  if (team.processes() == 1) {
     if (round == 0) line_payload = posted::line_payload_bytes(team, me, entry);
-    entry.aside.resize(posted::RoundSlices::aside_bytes(entry, team.threads(), line_payload > 0));
+    if (entry.invalid.empty())
+      entry.aside.resize(posted::RoundSlices::aside_bytes(entry, team.threads(), line_payload > 0));
   }
   std::shared_ptr<PostedCall> call;
   std::uint64_t sequence = 0;

@@ -266,7 +266,11 @@ std::size_t round_contribution_bytes(const PostedEntry& entry, int threads) {
 
 std::size_t line_payload_bytes(TeamImpl& team, int me, const PostedEntry& entry) {
   const std::size_t bytes = round_contribution_bytes(entry, team.threads());
-  return bytes > 0 && lines_by_plan(team, me, entry.call, entry.count, bytes) ? bytes : 0;
+  if (bytes == 0) return 0;
+  // Wrong arguments: the call fails at every round, and its rounds must run on lines or slices
+  // (which read the failure) even when this thread opens it; no plan for arguments that fail.
+  if (!entry.invalid.empty()) return bytes <= lines_max_bytes ? bytes : 0;
+  return lines_by_plan(team, me, entry.call, entry.count, bytes) ? bytes : 0;
 }
 
 std::optional<RingSchedule> ring_schedule(TeamImpl& team, int me, const Call& c,
