@@ -122,8 +122,8 @@ bool flat_by_size(Collective c, std::size_t bytes) noexcept;
 // Bytes of data the inline form of flat carries in a begin line (team_impl.hpp checks it).
 inline constexpr std::size_t inline_max_bytes = 32;
 // Bytes of one thread's contribution that the lines form of flat carries in its slot's carry
-// buffer (team/rendezvous.hpp, carry_capacity). The nonblocking and persistent calls on lines
-// carry less (algo/posted/lines.cpp, round_line_max_bytes).
+// buffer (team/rendezvous.hpp, carry_capacity); the nonblocking and persistent calls of one
+// process carry as much in theirs (team/line_ring.hpp, algo/posted/lines.cpp).
 inline constexpr std::size_t lines_max_bytes = flat_carried_max_bytes;
 // The alltoall led by arrival tags a block with sender * threads + receiver; MPI guarantees tags
 // up to 32767 (MPI_TAG_UB), which covers 181 threads per process.

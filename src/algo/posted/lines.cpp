@@ -344,6 +344,13 @@ void throw_recorded(LineRing& ring, int me, std::uint64_t n) {
   if (ring.take_failure(me, n, code, message)) throw_failure(code, std::move(message));
 }
 
+// The error recorded for thread me of call n, if any, dropped: the caller throws its own.
+void drop_recorded(LineRing& ring, int me, std::uint64_t n) noexcept {
+  Errc code{};
+  std::string message;
+  ring.take_failure(me, n, code, message);
+}
+
 // Thread me's test of call n on slices (the ring's slots of call n stay until every share is
 // done, so every read here before that finds call n in them).
 bool test_on_slices(TeamImpl& team, LineRing& ring, int me, std::uint64_t n) {
@@ -434,9 +441,7 @@ void abandon_on_ring(TeamImpl& team, int me, std::uint64_t n) noexcept {
       const LineRing::Slot& other = ring.slot(t, n);
       if (other.claimed.load(std::memory_order_seq_cst) >= n) await_done(other, n);
     }
-    Errc code{};
-    std::string message;
-    ring.take_failure(me, n, code, message);  // the caller throws its own error
+    drop_recorded(ring, me, n);
     return;
   }
   if (s.done.load(std::memory_order_acquire) >= n) return;
@@ -447,9 +452,7 @@ void abandon_on_ring(TeamImpl& team, int me, std::uint64_t n) noexcept {
     return;
   }
   await_done(s, n);
-  Errc code{};
-  std::string message;
-  ring.take_failure(me, n, code, message);  // the caller throws its own error
+  drop_recorded(ring, me, n);
 }
 
 }  // namespace tlc::detail::posted
